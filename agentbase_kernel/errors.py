@@ -1,0 +1,126 @@
+"""The agentbase exception tree.
+
+Every error the kernel raises on purpose is an ``AgentBaseError``; a raw ``sqlite3`` error never
+reaches a caller. Each class also subclasses the builtin that callers already catch::
+
+    AgentBaseError
+    ├── NotFoundError (KeyError)
+    │   ├── EntryNotFound
+    │   ├── SessionNotFound
+    │   └── MessageNotFound
+    ├── InvalidArgument (ValueError)
+    │   ├── ScopeError
+    │   └── DuplicateEntry
+    ├── StorageError
+    │   ├── DatabaseLocked
+    │   ├── SchemaTooNew
+    │   ├── EmbeddingMismatch
+    │   └── IntegrityError
+    ├── ClosedError (RuntimeError)
+    └── MissingDependency (ImportError)
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AgentBaseError",
+    "ClosedError",
+    "DatabaseLocked",
+    "DuplicateEntry",
+    "EmbeddingMismatch",
+    "EntryNotFound",
+    "IntegrityError",
+    "InvalidArgument",
+    "MessageNotFound",
+    "MissingDependency",
+    "NotFoundError",
+    "SchemaTooNew",
+    "ScopeError",
+    "SessionNotFound",
+    "StorageError",
+]
+
+
+class AgentBaseError(Exception):
+    """Base class of every error agentbase raises on purpose."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; we never want that
+        return str(self.args[0]) if self.args else self.__class__.__name__
+
+
+class NotFoundError(AgentBaseError, KeyError):
+    """Something looked up by id does not exist (or is outside the caller's scope)."""
+
+
+class EntryNotFound(NotFoundError):
+    """No entry with this id in the given scope."""
+
+    def __init__(self, entry_id: str) -> None:
+        super().__init__(f"No entry with id {entry_id!r} in this scope")
+        self.entry_id = entry_id
+
+
+class SessionNotFound(NotFoundError):
+    """No session with this id in the given scope."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"No session with id {session_id!r} in this scope")
+        self.session_id = session_id
+
+
+class MessageNotFound(NotFoundError):
+    """No message with this id in the session."""
+
+    def __init__(self, message_id: str, session_id: str | None = None) -> None:
+        where = f" in session {session_id!r}" if session_id else ""
+        super().__init__(f"No message with id {message_id!r}{where}")
+        self.message_id = message_id
+        self.session_id = session_id
+
+
+class InvalidArgument(AgentBaseError, ValueError):
+    """An argument has the wrong type or value."""
+
+
+class ScopeError(InvalidArgument):
+    """A scope is missing where one is required, or a scope id is malformed."""
+
+
+class DuplicateEntry(InvalidArgument):
+    """An update would make an entry identical to another live entry of the same scope."""
+
+    def __init__(self, message: str, *, existing_id: str) -> None:
+        super().__init__(message)
+        self.existing_id = existing_id
+
+
+class StorageError(AgentBaseError):
+    """The database file cannot be used as asked."""
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class DatabaseLocked(StorageError):
+    """Another writer held the database for longer than the busy timeout allows."""
+
+
+class SchemaTooNew(StorageError):
+    """The file was written by a newer agentbase; it is left untouched."""
+
+
+class EmbeddingMismatch(StorageError):
+    """The embedder does not match the one that wrote this file's vectors."""
+
+
+class IntegrityError(StorageError):
+    """A consistency check of the file failed."""
+
+
+class ClosedError(AgentBaseError, RuntimeError):
+    """The database has been closed."""
+
+
+class MissingDependency(AgentBaseError, ImportError):
+    """An optional dependency is not installed; the message names the extra."""
