@@ -1,0 +1,79 @@
+"""agentbase: memory for AI agents on one SQLite file.
+
+Usage::
+
+    from agentbase_kernel import AgentBase
+    db = AgentBase("memory.db")
+    await db.add_memory("User prefers Python 3.12", user_id="alice")
+"""
+
+from .config import Config
+from .errors import (
+    AgentBaseError,
+    ClosedError,
+    DatabaseLocked,
+    DuplicateEntry,
+    EmbeddingMismatch,
+    EntryNotFound,
+    IntegrityError,
+    InvalidArgument,
+    MessageNotFound,
+    MissingDependency,
+    NotFoundError,
+    SchemaTooNew,
+    ScopeError,
+    SessionNotFound,
+    StorageError,
+)
+from .kernel import AgentBase, Kernel
+from .records import (
+    AddResult,
+    ContextType,
+    Entry,
+    FindResult,
+    HistoryEvent,
+    Hit,
+    Message,
+    Provenance,
+    Scope,
+    ScopeLevel,
+    Session,
+    Trace,
+    TraceStep,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AddResult",
+    "AgentBase",
+    "AgentBaseError",
+    "ClosedError",
+    "Config",
+    "ContextType",
+    "DatabaseLocked",
+    "DuplicateEntry",
+    "EmbeddingMismatch",
+    "Entry",
+    "EntryNotFound",
+    "FindResult",
+    "HistoryEvent",
+    "Hit",
+    "IntegrityError",
+    "InvalidArgument",
+    "Kernel",
+    "Message",
+    "MessageNotFound",
+    "MissingDependency",
+    "NotFoundError",
+    "Provenance",
+    "SchemaTooNew",
+    "Scope",
+    "ScopeError",
+    "ScopeLevel",
+    "Session",
+    "SessionNotFound",
+    "StorageError",
+    "Trace",
+    "TraceStep",
+]

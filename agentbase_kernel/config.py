@@ -1,0 +1,134 @@
+"""One config object for every weight, half-life and switch.
+
+Values come from the defaults below, then an optional TOML file, then environment variables
+``AGENTBASE_<SECTION>__<KEY>`` (e.g. ``AGENTBASE_RETRIEVAL__RRF_K=60``), then keyword overrides.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from .errors import InvalidArgument
+
+__all__ = ["Config", "IngestConfig", "RetrievalConfig", "StorageConfig", "default_path"]
+
+
+def default_path() -> Path:
+    """``$AGENTBASE_PATH`` or ``./agentbase.db``."""
+    return Path(os.environ.get("AGENTBASE_PATH") or "agentbase.db")
+
+
+@dataclass(frozen=True)
+class StorageConfig:
+    busy_timeout_ms: int = 30_000
+    synchronous: str = "NORMAL"
+
+
+@dataclass(frozen=True)
+class IngestConfig:
+    ner: bool = True
+    dates: bool = True
+    facts: bool = True
+    dedup_near_threshold: float = 0.95
+    poison_flags: bool = True
+
+
+@dataclass(frozen=True)
+class RetrievalConfig:
+    rrf_k: float = 60.0
+    fts_weight: float = 0.4
+    vector_weight: float = 0.6
+    overfetch: float = 3.0
+    fts: bool = True
+    vectors: bool = True
+    ner_boost: bool = True
+    ner_strong: float = 1.3
+    ner_medium: float = 1.24
+    ner_weak: float = 1.15
+    intents: bool = True
+    decompose: bool = True
+    co_retrieval: bool = True
+    rerank: bool = True
+    freshness_half_life_days: float = 7.0
+    update_half_life_days: float = 30.0
+    aggregation_top_k: int = 120
+    record_traces: bool = True
+
+
+_SECTIONS = {"storage": StorageConfig, "ingest": IngestConfig, "retrieval": RetrievalConfig}
+
+
+@dataclass(frozen=True)
+class Config:
+    """All tunables. ``Config.load()`` reads file and environment; ``with_(...)`` overrides."""
+
+    storage: StorageConfig = field(default_factory=StorageConfig)
+    ingest: IngestConfig = field(default_factory=IngestConfig)
+    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
+
+    @classmethod
+    def load(cls, file: str | os.PathLike[str] | None = None, env: dict[str, str] | None = None) -> Config:
+        env = dict(os.environ if env is None else env)
+        values: dict[str, dict[str, Any]] = {name: {} for name in _SECTIONS}
+        file = file or env.get("AGENTBASE_CONFIG")
+        if file:
+            with open(file, "rb") as fh:
+                data = tomllib.load(fh)
+            for section, items in data.items():
+                _check_section(section)
+                values[section].update(items)
+        for key, raw in env.items():
+            if not key.startswith("AGENTBASE_") or "__" not in key:
+                continue
+            section, _, name = key[len("AGENTBASE_") :].lower().partition("__")
+            _check_section(section)
+            values[section][name] = raw
+        return cls(**{s: _build(_SECTIONS[s], v) for s, v in values.items()})
+
+    def with_(self, **sections: dict[str, Any]) -> Config:
+        """A copy with some keys changed: ``cfg.with_(retrieval={"vectors": False})``."""
+        changed = {}
+        for section, items in sections.items():
+            _check_section(section)
+            current = getattr(self, section)
+            changed[section] = replace(current, **_coerce_all(type(current), items))
+        return replace(self, **changed)
+
+
+def _check_section(section: str) -> None:
+    if section not in _SECTIONS:
+        raise InvalidArgument(f"Unknown config section {section!r}; expected one of {sorted(_SECTIONS)}")
+
+
+def _build(kind: type, items: dict[str, Any]) -> Any:
+    return kind(**_coerce_all(kind, items))
+
+
+def _coerce_all(kind: type, items: dict[str, Any]) -> dict[str, Any]:
+    known = {f.name: f for f in fields(kind)}
+    out = {}
+    for name, value in items.items():
+        if name not in known:
+            raise InvalidArgument(f"Unknown config key {name!r} in {kind.__name__}; known: {sorted(known)}")
+        default = known[name].default
+        out[name] = _coerce(value, type(default), name)
+    return out
+
+
+def _coerce(value: Any, kind: type, name: str) -> Any:
+    if isinstance(value, kind) or not isinstance(value, str):
+        return kind(value) if kind in (int, float) and not isinstance(value, bool) else value
+    try:
+        if kind is bool:
+            if value.lower() in ("1", "true", "yes", "on"):
+                return True
+            if value.lower() in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(value)
+        return kind(value)
+    except ValueError:
+        raise InvalidArgument(f"Config key {name!r} expects {kind.__name__}, got {value!r}") from None

@@ -1,0 +1,1 @@
+"""Message or memory in -> tiers, entities, dates, facts, dedup and supersession -> store."""

@@ -1,0 +1,274 @@
+"""Zero-LLM ingest: text in -> tiers, entities, dates, facts, vectors -> store.
+
+Whatever arrives is stored verbatim (L2) first; analysis only adds tags, dates, tiers, facts and
+links. Ingest never deletes: a newer fact on the same subject supersedes the older one by setting
+its ``invalid_at``. The only model calls are the local NER pipeline and the local embedder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from ..config import IngestConfig
+from ..errors import InvalidArgument
+from ..records import AddResult, Entry, Scope
+from ..store import SqliteStore, utcnow
+from ..text import tokenize
+
+__all__ = ["Analysis", "Ingestor", "content_hash", "validate_text"]
+
+Summarizer = Callable[[str], str]
+
+
+def content_hash(text: str) -> str:
+    """md5 of the UTF-8 text: the same hash Mem0 uses, so ids and hashes line up."""
+    return hashlib.md5(text.encode("utf-8")).hexdigest()
+
+
+def validate_text(text: Any, what: str = "text") -> str:
+    if not isinstance(text, str):
+        raise InvalidArgument(f"{what} must be a str, got {type(text).__name__}")
+    if not text.strip():
+        raise InvalidArgument(f"{what} is empty - pass some text to store")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidArgument(f"{what} contains lone surrogate code points and is not valid Unicode - "
+                              "decode it with errors='replace' first") from None
+    return text
+
+
+@dataclass
+class Analysis:
+    """Everything ingest derives from one text, before it touches the database."""
+
+    text: str
+    l0: str
+    l1: str
+    hash: str
+    search_text: str
+    entities: list[Any] = field(default_factory=list)
+    dates: list[Any] = field(default_factory=list)
+    facts: list[Any] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
+
+    @property
+    def ner_tags(self) -> list[str]:
+        return [f"ner_{e.norm}" for e in self.entities]
+
+    @property
+    def date_range(self) -> tuple[str | None, str | None]:
+        if not self.dates:
+            return None, None
+        return min(d.start for d in self.dates).isoformat(), max(d.end for d in self.dates).isoformat()
+
+
+class Ingestor:
+    """Turns texts into stored entries. Owned by the kernel; adapters never see it.
+
+    Usage::
+
+        ingestor = Ingestor(store, config=IngestConfig(), ner=load_ner(), embedder=None)
+        results = ingestor.add_many([{"text": "I live in Paris", "user_id": "u"}])
+    """
+
+    def __init__(self, store: SqliteStore, *, config: IngestConfig, ner: Any, embedder: Any,
+                 summarizer: Summarizer | None = None) -> None:
+        self.store = store
+        self.config = config
+        self.ner = ner
+        self.embedder = embedder
+        self.summarizer = summarizer
+
+    @property
+    def ner_stage(self) -> str:
+        return getattr(self.ner, "stage", "off") if self.ner is not None else "off"
+
+    # -- analysis ------------------------------------------------------------------------------
+    def analyse_many(self, texts: Sequence[str], roles: Sequence[str | None],
+                     references: Sequence[datetime | None], *, facts: Sequence[bool]) -> list[Analysis]:
+        from ..text import dates as dates_mod
+        from ..text import facts as facts_mod
+        from ..text import tiers
+
+        entity_lists: list[list[Any]]
+        if self.config.ner and self.ner is not None:
+            entity_lists = self.ner.extract_batch(list(texts))
+        else:
+            entity_lists = [[] for _ in texts]
+        out = []
+        for text, role, ref, want_facts, entities in zip(texts, roles, references, facts, entity_lists):
+            clean = text.replace("\x00", " ")
+            mentions = dates_mod.resolve_dates(clean, ref or utcnow()) if self.config.dates else []
+            found = (facts_mod.extract_facts(clean, role=role or "user", entities=entities)
+                     if want_facts and self.config.facts else [])
+            flags = ["instruction_like"] if self.config.poison_flags and facts_mod.looks_like_instruction(clean) else []
+            if role in ("assistant", "tool", "ai", "function"):
+                flags.append(f"from_{'assistant' if role == 'ai' else role}")
+            out.append(Analysis(
+                text=text, l0=tiers.make_l0(clean, entities), l1=tiers.make_l1(clean), hash=content_hash(text),
+                search_text=tokenize.fts_text(clean), entities=entities, dates=mentions, facts=found, flags=flags))
+        return out
+
+    # -- embedding -----------------------------------------------------------------------------
+    def embed_missing(self, items: Sequence[tuple[str, str]], batch_size: int = 64) -> int:
+        """Embed each distinct text whose hash has no vector yet; returns how many were embedded."""
+        if self.embedder is None or not items:
+            return 0
+        by_hash = dict(items)
+        missing = sorted(self.store.missing_vectors(by_hash))
+        for i in range(0, len(missing), batch_size):
+            chunk = missing[i : i + batch_size]
+            vectors = np.asarray(self.embedder.embed_batch([by_hash[h] for h in chunk]), dtype=np.float32)
+            self.store.put_vectors(zip(chunk, vectors))
+        return len(missing)
+
+    # -- writes --------------------------------------------------------------------------------
+    def add_many(self, items: Sequence[dict[str, Any]], *, progress: Callable[[int, int], None] | None = None,
+                 message_ids: Sequence[str | None] | None = None) -> list[AddResult]:
+        """Store many memories in one transaction (analysis and embedding happen before it)."""
+        texts = [validate_text(item.get("text")) for item in items]
+        roles = [item.get("role", "user") for item in items]
+        refs = [item.get("created_at") for item in items]
+        infer = [bool(item.get("infer")) for item in items]
+        analyses = self.analyse_many(texts, roles, refs, facts=infer)
+        pairs = [(a.hash, a.text) for a in analyses]
+        fact_rows = [[self._fact_row(item, fact) for fact in a.facts] for item, a in zip(items, analyses)]
+        fact_analyses = self.analyse_many(
+            [r["text"] for rows in fact_rows for r in rows], [r["role"] for rows in fact_rows for r in rows],
+            [r.get("created_at") for rows in fact_rows for r in rows],
+            facts=[False] * sum(len(rows) for rows in fact_rows))
+        pairs += [(a.hash, a.text) for a in fact_analyses]
+        self.embed_missing(pairs)
+        results: list[AddResult] = []
+        fact_iter = iter(fact_analyses)
+        with self.store.transaction():
+            for n, (item, analysis, rows) in enumerate(zip(items, analyses, fact_rows)):
+                result = self._store_one(item, analysis)
+                mid = message_ids[n] if message_ids else None
+                if mid:
+                    self.store.attach_entry(mid, result.entry.id, item["session_id"])
+                for row in rows:
+                    fact_analysis = next(fact_iter)
+                    fact = self._store_fact(row, fact_analysis)
+                    if fact is None:
+                        continue
+                    self.store.link_entries(fact.entry.id, result.entry.id, "derived_from")
+                    if mid:
+                        self.store.link_source(fact.entry.id, mid)
+                        self.store.link_session(item["session_id"], fact.entry.id, "fact")
+                    result.facts.append(fact)
+                    result.superseded.extend(fact.superseded)
+                results.append(result)
+                if progress is not None:
+                    progress(n + 1, len(items))
+        return results
+
+    def _row(self, item: dict[str, Any], analysis: Analysis) -> dict[str, Any]:
+        tags = list(dict.fromkeys([*(item.get("tags") or ()), *analysis.ner_tags]))
+        date_min, date_max = analysis.date_range
+        created = item.get("created_at")
+        if date_min is None and created is not None:
+            # an undated turn still happened on its own day: temporal filters can use that
+            date_min = date_max = created.date().isoformat() if isinstance(created, datetime) else None
+        return {
+            "id": item.get("entry_id"), "l2_full": analysis.text, "l0_abstract": analysis.l0,
+            "l1_overview": analysis.l1, "content_hash": analysis.hash,
+            "search_text": " ".join([analysis.search_text, *[t[4:] for t in analysis.ner_tags]]),
+            "context_type": _enum_value(item.get("context_type", "memory")), "category": item.get("category"),
+            "tags": tags, "user_id": item.get("user_id"), "agent_id": item.get("agent_id"),
+            "project_id": item.get("project_id"), "session_id": item.get("session_id"),
+            "role": item.get("role", "user"), "actor": item.get("actor"),
+            "confidence": item.get("confidence", 1.0), "metadata": item.get("metadata") or {},
+            "event_dates": [d.iso() for d in analysis.dates], "date_min": date_min, "date_max": date_max,
+            "flags": sorted(set(analysis.flags)), "subject_key": item.get("subject_key"),
+            "created_at": created, "valid_from": item.get("valid_from") or created,
+            "expires_at": item.get("expires_at"),
+        }
+
+    def _store_one(self, item: dict[str, Any], analysis: Analysis) -> AddResult:
+        entry, inserted = self.store.insert_entry(self._row(item, analysis))
+        if not inserted:
+            self.store.reinforce(entry.id, _reinforced(entry.confidence))
+            return AddResult(entry=self.store.get_entry(entry.id), event="NOOP")
+        self._store_entities(entry, analysis)
+        return AddResult(entry=entry, event="ADD")
+
+    def _store_entities(self, entry: Entry, analysis: Analysis) -> None:
+        if analysis.entities:
+            self.store.add_entities(entry.id, [(e.norm, e.label, e.text) for e in analysis.entities],
+                                    entry.created_at or utcnow())
+
+    def _fact_row(self, item: dict[str, Any], fact: Any) -> dict[str, Any]:
+        role = item.get("role", "user")
+        return {
+            "text": fact.text, "category": fact.category, "subject_key": f"{role}:{fact.subject}" if fact.subject else None,
+            "role": role, "actor": item.get("actor"), "user_id": item.get("user_id"), "agent_id": item.get("agent_id"),
+            "project_id": item.get("project_id"), "session_id": item.get("session_id"),
+            "created_at": item.get("created_at"), "metadata": {**(item.get("metadata") or {}), "derived": "fact"},
+            "context_type": "memory", "confidence": 0.8,
+        }
+
+    def _store_fact(self, row: dict[str, Any], analysis: Analysis) -> AddResult | None:
+        scope = Scope(row.get("user_id"), row.get("agent_id"), row.get("project_id"), row.get("session_id"))
+        near = self._near_duplicate(analysis, scope, row.get("category"))
+        if near is not None:
+            self.store.reinforce(near.id, _reinforced(near.confidence))
+            return AddResult(entry=self.store.get_entry(near.id), event="MERGE")
+        result = self._store_one(row, analysis)
+        if result.event != "ADD" or not row.get("subject_key"):
+            return result
+        for old in self.store.live_subject_entries(scope, row["subject_key"], result.entry.id):
+            self.store.supersede(old.id, result.entry.id, result.entry.created_at or utcnow())
+            result.superseded.append(old.id)
+        return result
+
+    def _near_duplicate(self, analysis: Analysis, scope: Scope, category: str | None) -> Entry | None:
+        """A live fact of the same scope and category whose text is nearly the same."""
+        from ..store import EntryFilter
+
+        candidates = self.store.list_entries(EntryFilter(scope=scope, category=category), limit=200, order="desc")
+        mine = set(tokenize.words(analysis.text))
+        threshold = self.config.dedup_near_threshold
+        for cand in candidates:
+            if cand.content_hash == analysis.hash:
+                continue
+            theirs = set(tokenize.words(cand.l2_full))
+            if mine and theirs and len(mine & theirs) / len(mine | theirs) >= threshold:
+                return cand
+        if self.embedder is None or not candidates:
+            return None
+        hashes = [analysis.hash] + [c.content_hash for c in candidates]
+        vectors = self.store.vectors_for(hashes)
+        if analysis.hash not in vectors:
+            return None
+        q = vectors[analysis.hash]
+        for cand in candidates:
+            v = vectors.get(cand.content_hash)
+            if v is not None and cand.content_hash != analysis.hash and float(np.dot(q, v)) >= threshold:
+                return cand
+        return None
+
+    # -- sessions ------------------------------------------------------------------------------
+    def summarize(self, turns: list[tuple[str, str]]) -> str:
+        from ..text import tiers
+
+        text = tiers.summarize_session(turns)
+        if self.summarizer is not None:
+            text = self.summarizer("\n".join(f"{r}: {c}" for r, c in turns)) or text
+        return text
+
+
+def _reinforced(confidence: float) -> float:
+    return min(1.0, confidence + (1.0 - confidence) * 0.25)
+
+
+def _enum_value(value: Any) -> Any:
+    return getattr(value, "value", value)
+

@@ -1,0 +1,680 @@
+"""The facade: ``Kernel`` (sync core) and ``AgentBase`` (its async face).
+
+Adapters import only this. ``AgentBase`` methods are coroutines that run the sync core in a
+worker thread, so they never block the event loop; ``db.sync`` is the ``Kernel`` itself, plain
+blocking code that is safe to call from inside a running loop (Jupyter, async web apps).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import threading
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from datetime import date, datetime, timezone
+from pathlib import Path
+from typing import Any, TypeVar
+
+from .config import Config, default_path
+from .errors import ClosedError, InvalidArgument, ScopeError
+from .ingest.pipeline import Ingestor, validate_text
+from .records import AddResult, ContextType, Entry, FindResult, HistoryEvent, Message, Scope, Session
+from .retrieve.pipeline import Decomposer, Reranker, Retriever
+from .store import EntryFilter, SqliteStore, utcnow
+
+__all__ = ["AgentBase", "Kernel"]
+
+T = TypeVar("T")
+_UNSET: Any = object()
+_ROLES = ("user", "assistant", "system", "tool", "developer", "function", "ai", "human")
+
+
+def _check_id(name: str, value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ScopeError(f"{name} must be a str, got {type(value).__name__}")
+    if not value or "\x00" in value or len(value) > 512:
+        raise ScopeError(f"{name} must be a non-empty string without NUL bytes, at most 512 characters; got {value!r:.80}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ScopeError(f"{name} is not valid Unicode (lone surrogates)") from None
+    return value
+
+
+def _scope(user_id: Any = None, agent_id: Any = None, project_id: Any = None, session_id: Any = None) -> Scope:
+    return Scope(_check_id("user_id", user_id), _check_id("agent_id", agent_id),
+                 _check_id("project_id", project_id), _check_id("session_id", session_id))
+
+
+def _when(value: Any, name: str) -> datetime | None:
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day, tzinfo=timezone.utc)
+    if isinstance(value, str):
+        from .text.dates import parse_datetime
+
+        parsed = parse_datetime(value)
+        if parsed is not None:
+            return parsed
+    raise InvalidArgument(f"{name} must be a datetime, a date or an ISO date string, got {value!r:.80}")
+
+
+def _limit(value: Any, name: str = "limit") -> int | None:
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise InvalidArgument(f"{name} must be a non-negative int or None, got {value!r}")
+    return value
+
+
+def _metadata(value: Any) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InvalidArgument(f"metadata must be a dict, got {type(value).__name__}")
+    for key in value:
+        if not isinstance(key, str):
+            raise InvalidArgument(f"metadata keys must be strings, got {key!r}")
+    import json
+
+    try:
+        json.dumps(value, ensure_ascii=False, default=str).encode("utf-8")
+    except (ValueError, UnicodeEncodeError) as exc:
+        raise InvalidArgument(f"metadata is not JSON-serialisable: {exc}") from None
+    return dict(value)
+
+
+def _tags(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str) or not all(isinstance(t, str) for t in value):
+        raise InvalidArgument("tags must be a list of strings")
+    return list(value)
+
+
+class Kernel:
+    """The synchronous agentbase core over one SQLite file.
+
+    Usage::
+
+        with Kernel("memory.db", embedder=None) as k:
+            k.add_memory("I like green tea", user_id="alice")
+            k.find("tea", user_id="alice")
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, embedder: Any = "auto",
+                 ner: str | None = "auto", config: Config | None = None, create: bool = True,
+                 summarizer: Callable[[str], str] | None = None, reranker: Reranker | None = None,
+                 decomposer: Decomposer | None = None) -> None:
+        self.path = Path(path) if path is not None else default_path()
+        self.config = config or Config.load()
+        self._embedder_spec = embedder
+        self._ner_spec = ner
+        self._create = create
+        self._summarizer = summarizer
+        self._reranker = reranker
+        self._decomposer = decomposer
+        self._open_lock = threading.Lock()
+        self._store: SqliteStore | None = None
+        self._closed = False
+        self.embedder: Any = None
+        self.ner: Any = None
+        self._ingestor: Ingestor | None = None
+        self._retriever: Retriever | None = None
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    def initialize(self) -> Kernel:
+        """Open the file, apply migrations, load NER and the embedder. Idempotent."""
+        self._ready()
+        return self
+
+    def _ready(self) -> SqliteStore:
+        if self._closed:
+            raise ClosedError("Cannot use the database, as it has been closed.")
+        if self._store is not None:
+            return self._store
+        with self._open_lock:
+            if self._store is None:
+                from .text.embedders import get_embedder
+                from .text.ner import load_ner
+
+                store = SqliteStore(self.path, busy_timeout_ms=self.config.storage.busy_timeout_ms,
+                                    synchronous=self.config.storage.synchronous, create=self._create)
+                store.open()
+                try:
+                    embedder = get_embedder(self._embedder_spec)
+                    if embedder is not None:
+                        store.check_embedder(embedder.name, embedder.dim)
+                except BaseException:
+                    store.close()
+                    raise
+                self.embedder = embedder
+                self.ner = load_ner(self._ner_spec) if self.config.ingest.ner else load_ner(None)
+                self._ingestor = Ingestor(store, config=self.config.ingest, ner=self.ner, embedder=embedder,
+                                          summarizer=self._summarizer)
+                self._retriever = Retriever(store, config=self.config.retrieval, ner=self.ner, embedder=embedder,
+                                            reranker=self._reranker, decomposer=self._decomposer)
+                self._store = store
+        return self._store
+
+    @property
+    def store(self) -> SqliteStore:
+        return self._ready()
+
+    @property
+    def ingestor(self) -> Ingestor:
+        self._ready()
+        assert self._ingestor is not None
+        return self._ingestor
+
+    @property
+    def retriever(self) -> Retriever:
+        self._ready()
+        assert self._retriever is not None
+        return self._retriever
+
+    def close(self) -> None:
+        """Close every connection. Safe to call twice."""
+        if self._store is not None:
+            self._store.close()
+        self._store = None
+        self._closed = True
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def __enter__(self) -> Kernel:
+        return self.initialize()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def info(self) -> dict[str, Any]:
+        """What this kernel runs with: file, schema, vector backend, NER stage, embedder."""
+        store = self._ready()
+        return {"path": str(self.path), "schema_version": store.schema_version(), "journal_mode": store.journal_mode(),
+                "vector_backend": "sqlite-vec" if store.vec_enabled else "numpy",
+                "ner_stage": self.ingestor.ner_stage,
+                "embedder": getattr(self.embedder, "name", None), "dim": getattr(self.embedder, "dim", None)}
+
+    # -- entries -------------------------------------------------------------------------------
+    def _memory_item(self, text: Any, **kw: Any) -> dict[str, Any]:
+        scope = _scope(kw.get("user_id"), kw.get("agent_id"), kw.get("project_id"), kw.get("session_id"))
+        context_type = kw.get("context_type", "memory")
+        try:
+            context_type = ContextType(getattr(context_type, "value", context_type)).value
+        except ValueError:
+            raise InvalidArgument(f"context_type must be one of memory, resource, skill; got {context_type!r}") from None
+        confidence = kw.get("confidence", 1.0)
+        if not isinstance(confidence, (int, float)) or isinstance(confidence, bool) or not 0 <= confidence <= 1:
+            raise InvalidArgument(f"confidence must be a number in [0, 1], got {confidence!r}")
+        role = kw.get("role", "user")
+        if role is not None and not isinstance(role, str):
+            raise InvalidArgument(f"role must be a str, got {type(role).__name__}")
+        category = kw.get("category")
+        if category is not None and not isinstance(category, str):
+            raise InvalidArgument(f"category must be a str, got {type(category).__name__}")
+        entry_id = kw.get("entry_id")
+        if entry_id is not None:
+            _check_id("entry_id", entry_id)
+        return {
+            "text": validate_text(text), **scope.as_dict(), "category": category, "tags": _tags(kw.get("tags")),
+            "metadata": _metadata(kw.get("metadata")), "role": role, "actor": kw.get("actor"),
+            "context_type": context_type, "confidence": float(confidence),
+            "created_at": _when(kw.get("created_at"), "created_at"),
+            "valid_from": _when(kw.get("valid_from"), "valid_from"),
+            "expires_at": _when(kw.get("expires_at"), "expires_at"), "infer": bool(kw.get("infer", False)),
+            "entry_id": entry_id,
+        }
+
+    def add_memory(self, text: str, *, user_id: str | None = None, agent_id: str | None = None,
+                   project_id: str | None = None, session_id: str | None = None, category: str | None = None,
+                   tags: Sequence[str] = (), metadata: dict[str, Any] | None = None, role: str | None = "user",
+                   actor: str | None = None, context_type: ContextType | str = "memory", confidence: float = 1.0,
+                   created_at: datetime | None = None, valid_from: datetime | None = None,
+                   expires_at: datetime | date | str | None = None, infer: bool = False,
+                   entry_id: str | None = None) -> AddResult:
+        """Store one memory verbatim (plus facts when ``infer``). An exact duplicate is a NOOP.
+
+        Raises:
+            InvalidArgument: empty text, bad types, or malformed ids.
+        """
+        item = self._memory_item(text, user_id=user_id, agent_id=agent_id, project_id=project_id,
+                                 session_id=session_id, category=category, tags=tags, metadata=metadata, role=role,
+                                 actor=actor, context_type=context_type, confidence=confidence, created_at=created_at,
+                                 valid_from=valid_from, expires_at=expires_at, infer=infer, entry_id=entry_id)
+        return self.ingestor.add_many([item])[0]
+
+    def add_memories(self, items: Iterable[dict[str, Any]], *,
+                     progress: Callable[[int, int], None] | None = None) -> list[AddResult]:
+        """Bulk import: one transaction for all; ``progress(done, total)`` after each item."""
+        prepared = []
+        for item in items:
+            if not isinstance(item, dict) or "text" not in item:
+                raise InvalidArgument("each item must be a dict with a 'text' key")
+            prepared.append(self._memory_item(item["text"], **{k: v for k, v in item.items() if k != "text"}))
+        return self.ingestor.add_many(prepared, progress=progress)
+
+    def get(self, entry_id: str, *, user_id: str | None = None, agent_id: str | None = None,
+            project_id: str | None = None, session_id: str | None = None) -> Entry:
+        """The entry, or ``EntryNotFound`` (a ``KeyError``) when missing or outside the scope."""
+        scope = _scope(user_id, agent_id, project_id, session_id)
+        return self._ready().get_entry(self._entry_id(entry_id), scope)
+
+    def _entry_id(self, entry_id: Any) -> str:
+        if not isinstance(entry_id, str) or not entry_id:
+            raise InvalidArgument(f"entry_id must be a non-empty str, got {entry_id!r:.80}")
+        return entry_id
+
+    def update(self, entry_id: str, *, user_id: str | None = None, agent_id: str | None = None,
+               project_id: str | None = None, session_id: str | None = None, text: str | None = None,
+               metadata: dict[str, Any] | None = None, tags: Sequence[str] | None = None,
+               category: str | None = None, expires_at: Any = _UNSET, confidence: float | None = None,
+               actor: str | None = None) -> Entry:
+        """Change an entry in place; a text change re-derives tiers, tags, dates and the vector."""
+        scope = _scope(user_id, agent_id, project_id, session_id)
+        store = self._ready()
+        entry_id = self._entry_id(entry_id)
+        changes: dict[str, Any] = {}
+        with store.transaction():
+            current = store.get_entry(entry_id, scope)
+            if text is not None:
+                text = validate_text(text)
+                analysis = self.ingestor.analyse_many([text], [current.role], [current.created_at], facts=[False])[0]
+                self.ingestor.embed_missing([(analysis.hash, text)])
+                user_tags = [t for t in current.tags if not t.startswith("ner_")]
+                changes.update(
+                    l2_full=text, l0_abstract=analysis.l0, l1_overview=analysis.l1, content_hash=analysis.hash,
+                    search_text=" ".join([analysis.search_text, *[t[4:] for t in analysis.ner_tags]]),
+                    tags=list(dict.fromkeys([*user_tags, *analysis.ner_tags])),
+                    event_dates=[d.iso() for d in analysis.dates],
+                    flags=sorted(set(analysis.flags)))
+                changes["date_min"], changes["date_max"] = analysis.date_range
+            if metadata is not None:
+                changes["metadata"] = _metadata(metadata)
+            if tags is not None:
+                ner_tags = [t for t in changes.get("tags", current.tags) if t.startswith("ner_")]
+                changes["tags"] = list(dict.fromkeys([*_tags(tags), *ner_tags]))
+            if category is not None:
+                changes["category"] = category
+            if expires_at is not _UNSET:
+                changes["expires_at"] = _when(expires_at, "expires_at")
+            if confidence is not None:
+                changes["confidence"] = float(confidence)
+            return store.update_entry(entry_id, scope, changes, actor=actor)
+
+    def delete(self, entry_id: str, *, user_id: str | None = None, agent_id: str | None = None,
+               project_id: str | None = None, session_id: str | None = None, actor: str | None = None) -> None:
+        """Delete one entry (a DELETE history event stays). ``EntryNotFound`` when missing."""
+        scope = _scope(user_id, agent_id, project_id, session_id)
+        self._ready().delete_entry(self._entry_id(entry_id), scope, actor=actor)
+
+    def delete_all(self, *, user_id: str | None = None, agent_id: str | None = None,
+                   project_id: str | None = None, session_id: str | None = None) -> int:
+        """Delete every entry of a scope. At least one scope keyword is required (``reset()`` wipes all)."""
+        scope = _scope(user_id, agent_id, project_id, session_id)
+        if scope.is_empty:
+            raise ScopeError("delete_all needs at least one of user_id, agent_id, project_id, session_id - "
+                             "use reset() to wipe the whole database")
+        return self._ready().delete_entries(EntryFilter(scope=scope, include_expired=True, include_invalid=True))
+
+    def reset(self) -> None:
+        """Wipe every entry, session, message and history row in the file."""
+        self._ready().reset()
+
+    def _filter(self, *, user_id: Any = None, agent_id: Any = None, project_id: Any = None, session_id: Any = None,
+                context_type: Any = None, category: Any = None, tags: Any = None, role: Any = None,
+                include_expired: bool = False, include_invalid: bool = False, as_of: Any = None,
+                metadata: Any = None, since: Any = None, until: Any = None) -> EntryFilter:
+        if context_type is not None:
+            try:
+                context_type = ContextType(getattr(context_type, "value", context_type)).value
+            except ValueError:
+                raise InvalidArgument(f"context_type must be one of memory, resource, skill; got {context_type!r}") from None
+        return EntryFilter(
+            scope=_scope(user_id, agent_id, project_id, session_id), context_type=context_type, category=category,
+            tags=tuple(_tags(tags)) if tags is not None else None, role=role, include_expired=include_expired,
+            include_invalid=include_invalid, as_of=_when(as_of, "as_of"),
+            metadata=_metadata(metadata) if metadata is not None else None,
+            since=_when(since, "since"), until=_when(until, "until"))
+
+    def list(self, *, user_id: str | None = None, agent_id: str | None = None, project_id: str | None = None,
+             session_id: str | None = None, context_type: Any = None, category: str | None = None,
+             tags: Sequence[str] | None = None, role: str | None = None, include_expired: bool = False,
+             include_invalid: bool = False, as_of: datetime | None = None, metadata: dict[str, Any] | None = None,
+             since: datetime | None = None, until: datetime | None = None, limit: int | None = 100,
+             offset: int = 0, order: str = "asc") -> list[Entry]:
+        """Entries in creation order, filtered; ``limit=None`` for all."""
+        if order not in ("asc", "desc"):
+            raise InvalidArgument(f"order must be 'asc' or 'desc', got {order!r}")
+        flt = self._filter(user_id=user_id, agent_id=agent_id, project_id=project_id, session_id=session_id,
+                           context_type=context_type, category=category, tags=tags, role=role,
+                           include_expired=include_expired, include_invalid=include_invalid, as_of=as_of,
+                           metadata=metadata, since=since, until=until)
+        return self._ready().list_entries(flt, limit=_limit(limit), offset=_limit(offset, "offset") or 0, order=order)
+
+    def count(self, **filters: Any) -> int:
+        """How many entries ``list`` would return without a limit."""
+        return self._ready().count_entries(self._filter(**filters))
+
+    def history(self, entry_id: str) -> list[HistoryEvent]:
+        """ADD / UPDATE / DELETE events of an entry, oldest first (``[]`` for an unknown id)."""
+        return self._ready().history(self._entry_id(entry_id))
+
+    # -- retrieval -----------------------------------------------------------------------------
+    def find(self, query: str, *, top_k: int = 10, user_id: str | None = None, agent_id: str | None = None,
+             project_id: str | None = None, session_id: str | None = None, context_type: Any = None,
+             category: str | None = None, tags: Sequence[str] | None = None, role: str | None = None,
+             since: datetime | None = None, until: datetime | None = None, as_of: datetime | None = None,
+             metadata: dict[str, Any] | None = None, reference_time: datetime | None = None,
+             token_budget: int | None = None, strategy: str = "auto", include_expired: bool = False,
+             config: Any = None) -> FindResult:
+        """Hybrid retrieval (FTS5 + vectors + NER + intents), best first, with a trace."""
+        flt = self._filter(user_id=user_id, agent_id=agent_id, project_id=project_id, session_id=session_id,
+                           context_type=context_type, category=category, tags=tags, role=role,
+                           include_expired=include_expired, as_of=as_of, metadata=metadata, since=since, until=until)
+        if token_budget is not None:
+            _limit(token_budget, "token_budget")
+        return self.retriever.find(query, top_k=top_k, flt=flt, reference_time=_when(reference_time, "reference_time"),
+                                   token_budget=token_budget, strategy=strategy, config=config)
+
+    def trace_session(self, *, user_id: str | None = None, agent_id: str | None = None,
+                      project_id: str | None = None, session_id: str | None = None, limit: int = 20) -> list[dict[str, Any]]:
+        """The most recent retrieval traces made in a scope, with their steps."""
+        return self._ready().load_traces(_scope(user_id, agent_id, project_id, session_id), limit)
+
+    def entity_graph(self, *, entity: str | None = None, user_id: str | None = None, agent_id: str | None = None,
+                     project_id: str | None = None, session_id: str | None = None, limit: int = 200) -> dict[str, Any]:
+        """Entities seen in a scope and the co-occurrence links between them."""
+        flt = EntryFilter(scope=_scope(user_id, agent_id, project_id, session_id), include_invalid=True)
+        return self._ready().entity_graph(flt, entity, limit)
+
+    def diff_entries(self, a: str, b: str) -> dict[str, Any]:
+        """Field-by-field differences between two entries (e.g. a fact and its successor)."""
+        ea, eb = self.get(a), self.get(b)
+        out = {}
+        for name in ("l2_full", "category", "tags", "scope", "role", "confidence", "metadata", "created_at",
+                     "valid_from", "invalid_at", "superseded_by", "event_dates", "flags"):
+            va, vb = getattr(ea, name), getattr(eb, name)
+            if va != vb:
+                out[name] = {"a": va, "b": vb}
+        return out
+
+    # -- sessions ------------------------------------------------------------------------------
+    def create_session(self, session_id: str | None = None, *, user_id: str | None = None,
+                       agent_id: str | None = None, project_id: str | None = None,
+                       metadata: dict[str, Any] | None = None) -> Session:
+        """Create a session, or return the existing one with this id (its scope must agree)."""
+        sid = _check_id("session_id", session_id) or f"sess_{uuid.uuid4().hex}"
+        scope = _scope(user_id, agent_id, project_id)
+        session, created = self._ready().ensure_session(sid, scope, _metadata(metadata))
+        if not created:
+            for field_name in ("user_id", "agent_id", "project_id"):
+                wanted = getattr(scope, field_name)
+                if wanted is not None and getattr(session.scope, field_name) != wanted:
+                    raise ScopeError(f"Session {sid!r} belongs to another {field_name} - use a different session id")
+        return session
+
+    def get_session(self, session_id: str, *, user_id: str | None = None, agent_id: str | None = None,
+                    project_id: str | None = None) -> Session:
+        from .errors import SessionNotFound
+
+        scope = _scope(user_id, agent_id, project_id)
+        session = self._ready().find_session(_check_id("session_id", session_id) or "")
+        if session is None or any(getattr(scope, f) is not None and getattr(session.scope, f) != getattr(scope, f)
+                                  for f in ("user_id", "agent_id", "project_id")):
+            raise SessionNotFound(session_id)
+        return session
+
+    def list_sessions(self, *, user_id: str | None = None, agent_id: str | None = None,
+                      project_id: str | None = None, limit: int | None = 100, offset: int = 0) -> list[Session]:
+        return self._ready().list_sessions(_scope(user_id, agent_id, project_id), _limit(limit),
+                                           _limit(offset, "offset") or 0)
+
+    def update_session(self, session_id: str, *, metadata: dict[str, Any]) -> Session:
+        self.get_session(session_id)
+        return self._ready().update_session(session_id, metadata=_metadata(metadata))
+
+    def delete_session(self, session_id: str) -> None:
+        """Delete a session, its messages and the turn entries made from them."""
+        self.get_session(session_id)
+        self._ready().delete_session(session_id)
+
+    def _message_item(self, item: dict[str, Any]) -> dict[str, Any]:
+        role = item.get("role")
+        if not isinstance(role, str) or not role:
+            raise InvalidArgument(f"message role must be a non-empty str, got {role!r}")
+        content = item.get("content", "")
+        if not isinstance(content, str):
+            raise InvalidArgument(f"message content must be a str, got {type(content).__name__}")
+        try:
+            content.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidArgument("message content contains lone surrogates and is not valid Unicode") from None
+        status = item.get("status", "active")
+        if status not in ("active", "archived"):
+            raise InvalidArgument(f"status must be 'active' or 'archived', got {status!r}")
+        message_id = item.get("message_id") or item.get("id")
+        if message_id is not None:
+            _check_id("message_id", message_id)
+        return {"role": role, "content": content, "name": item.get("name"), "metadata": _metadata(item.get("metadata")),
+                "payload": item.get("payload"), "status": status, "id": message_id,
+                "created_at": _when(item.get("created_at"), "created_at"), "ingest": item.get("ingest", True)}
+
+    def add_message(self, session_id: str, role: str, content: str, *, name: str | None = None,
+                    metadata: dict[str, Any] | None = None, payload: Any = None, created_at: Any = None,
+                    message_id: str | None = None, status: str = "active", position: int | None = None,
+                    ingest: bool = True) -> Message:
+        """Append (or insert at ``position``) one turn; with ``ingest`` it also becomes a memory."""
+        return self.add_messages(session_id, [{
+            "role": role, "content": content, "name": name, "metadata": metadata, "payload": payload,
+            "created_at": created_at, "message_id": message_id, "status": status, "ingest": ingest}],
+            position=position)[0]
+
+    def add_messages(self, session_id: str, messages: Sequence[dict[str, Any]], *,
+                     position: int | None = None, progress: Callable[[int, int], None] | None = None) -> list[Message]:
+        """Append many turns in one transaction; each ingested turn becomes a memory in the session's scope."""
+        sid = _check_id("session_id", session_id)
+        if sid is None:
+            raise ScopeError("session_id is required")
+        if position is not None:
+            _limit(position, "position") if position >= 0 else None
+        items = [self._message_item(m) for m in messages]
+        store = self._ready()
+        with store.transaction():
+            session, _ = store.ensure_session(sid, Scope(), None)
+            stored = []
+            for i, item in enumerate(items):
+                pos = None if position is None else position + i
+                stored.append(store.insert_message(sid, item, pos))
+            to_ingest = [(m, item) for m, item in zip(stored, items)
+                         if item["ingest"] and m.role != "system" and m.content.strip()]
+            if to_ingest:
+                mem_items = [{
+                    "text": m.content, **session.scope.as_dict(), "session_id": sid, "role": _role(m.role),
+                    "actor": m.name, "metadata": dict(m.metadata), "created_at": m.created_at, "infer": True,
+                    "category": "turn"} for m, _ in to_ingest]
+                self.ingestor.add_many(mem_items, message_ids=[m.id for m, _ in to_ingest], progress=progress)
+            ids = [m.id for m in stored]
+        return [store.get_message(sid, mid) for mid in ids]
+
+    def list_messages(self, session_id: str, *, status: str | None = None, limit: int | None = None,
+                      offset: int = 0, order: str = "asc", after: str | None = None,
+                      before: str | None = None) -> list[Message]:
+        """Messages by sequence. Unknown session -> ``[]``."""
+        if order not in ("asc", "desc"):
+            raise InvalidArgument(f"order must be 'asc' or 'desc', got {order!r}")
+        if status not in (None, "active", "archived"):
+            raise InvalidArgument(f"status must be 'active', 'archived' or None, got {status!r}")
+        return self._ready().list_messages(_check_id("session_id", session_id) or "", status=status,
+                                           limit=_limit(limit), offset=_limit(offset, "offset") or 0, order=order,
+                                           after=after, before=before)
+
+    def get_message(self, session_id: str, message_id: str) -> Message:
+        return self._ready().get_message(_check_id("session_id", session_id) or "", _check_id("message_id", message_id) or "")
+
+    def update_message(self, session_id: str, message_id: str, *, metadata: Any = _UNSET,
+                       status: Any = _UNSET, payload: Any = _UNSET) -> Message:
+        changes: dict[str, Any] = {}
+        if metadata is not _UNSET:
+            changes["metadata"] = _metadata(metadata)
+        if status is not _UNSET:
+            if status not in ("active", "archived"):
+                raise InvalidArgument(f"status must be 'active' or 'archived', got {status!r}")
+            changes["status"] = status
+        if payload is not _UNSET:
+            changes["payload"] = payload
+        return self._ready().update_message(session_id, message_id, changes)
+
+    def delete_message(self, session_id: str, message_id: str) -> Message:
+        """Delete one message and the entries only it produced."""
+        return self._ready().delete_message(session_id, message_id)
+
+    def set_messages(self, session_id: str, messages: Sequence[dict[str, Any]]) -> list[Message]:
+        """Replace every message of the session in one transaction."""
+        store = self._ready()
+        with store.transaction():
+            store.delete_messages(session_id)
+            return self.add_messages(session_id, messages)
+
+    def clear_session(self, session_id: str, *, status: str | None = None) -> int:
+        """Delete the session's messages (optionally of one status) and their turn entries."""
+        return self._ready().delete_messages(session_id, status)
+
+    def count_messages(self, session_id: str, *, status: str | None = None) -> int:
+        return self._ready().count_messages(session_id, status)
+
+    def commit_session(self, session_id: str) -> Entry:
+        """Write the rule-based session summary and link every entry the session produced."""
+        session = self.get_session(session_id)
+        store = self._ready()
+        messages = store.list_messages(session_id)
+        turns = [(m.role, m.content) for m in messages if m.content.strip()]
+        if not turns:
+            raise InvalidArgument(f"Session {session_id!r} has no messages to summarise")
+        summary = self.ingestor.summarize(turns)
+        with store.transaction():
+            last = messages[-1].created_at
+            result = self.ingestor.add_many([{
+                "text": summary, **session.scope.as_dict(), "session_id": session_id, "role": "system",
+                "category": "session_summary", "created_at": last, "metadata": {"turns": len(turns)},
+                "context_type": "memory"}])[0]
+            store.link_session(session_id, result.entry.id, "summary")
+            for m in messages:
+                if m.entry_id:
+                    store.link_session(session_id, m.entry_id, "turn")
+                    store.link_source(result.entry.id, m.id)
+            store.update_session(session_id, committed=True, summary_entry_id=result.entry.id)
+        return store.get_entry(result.entry.id)
+
+    # -- maintenance ---------------------------------------------------------------------------
+    def verify(self) -> dict[str, Any]:
+        """Integrity check, FTS in step with entries, every text with a vector (when embedding)."""
+        report = self._ready().verify()
+        if self.embedder is None:
+            report["texts_without_vector"] = 0
+        report["ok"] = report["ok"] and report["texts_without_vector"] == 0
+        return report
+
+    def rebuild(self) -> dict[str, Any]:
+        """Rebuild the FTS index from the entries and embed any text that lacks a vector."""
+        store = self._ready()
+        store.rebuild_fts()
+        if self.embedder is not None:
+            self.ingestor.embed_missing(store.hashes_without_vector())
+        return self.verify()
+
+
+def _role(role: str) -> str:
+    return {"human": "user", "ai": "assistant"}.get(role, role)
+
+
+def _async(name: str) -> Callable[..., Any]:
+    sync = getattr(Kernel, name)
+
+    @functools.wraps(sync)
+    async def method(self: AgentBase, *args: Any, **kwargs: Any) -> Any:
+        return await asyncio.to_thread(getattr(self.sync, name), *args, **kwargs)
+
+    return method
+
+
+class AgentBase:
+    """Agent memory on one SQLite file: the async facade over ``Kernel`` (``db.sync``).
+
+    Usage::
+
+        db = AgentBase(path="./my_agent.db")
+        await db.add_memory("User prefers Python 3.12", category="preference")
+        results = await db.find("Python preferences", top_k=5)
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, **options: Any) -> None:
+        self.sync = Kernel(path, **options)
+
+    @property
+    def path(self) -> Path:
+        return self.sync.path
+
+    initialize = _async("initialize")
+    add_memory = _async("add_memory")
+    add_memories = _async("add_memories")
+    get = _async("get")
+    update = _async("update")
+    delete = _async("delete")
+    delete_all = _async("delete_all")
+    reset = _async("reset")
+    list = _async("list")
+    count = _async("count")
+    history = _async("history")
+    find = _async("find")
+    trace_session = _async("trace_session")
+    entity_graph = _async("entity_graph")
+    diff_entries = _async("diff_entries")
+    create_session = _async("create_session")
+    get_session = _async("get_session")
+    list_sessions = _async("list_sessions")
+    update_session = _async("update_session")
+    delete_session = _async("delete_session")
+    add_message = _async("add_message")
+    add_messages = _async("add_messages")
+    list_messages = _async("list_messages")
+    get_message = _async("get_message")
+    update_message = _async("update_message")
+    delete_message = _async("delete_message")
+    set_messages = _async("set_messages")
+    clear_session = _async("clear_session")
+    count_messages = _async("count_messages")
+    commit_session = _async("commit_session")
+    verify = _async("verify")
+    rebuild = _async("rebuild")
+    info = _async("info")
+
+    async def close(self) -> None:
+        """Close the file. Safe to call twice."""
+        self.sync.close()
+
+    async def __aenter__(self) -> AgentBase:
+        await self.initialize()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def __enter__(self) -> AgentBase:
+        self.sync.initialize()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.sync.close()
+
+    def __repr__(self) -> str:
+        return f"AgentBase({str(self.path)!r})"

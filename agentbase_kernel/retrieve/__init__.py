@@ -1,0 +1,1 @@
+"""Query -> intent -> recall legs -> fusion -> strategies -> rerank -> level/budget -> trace."""

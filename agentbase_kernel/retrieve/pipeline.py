@@ -1,0 +1,333 @@
+"""The retrieval pipeline behind ``find``: zero LLM calls, every step timed into a trace.
+
+    query -> normalise -> intents + date window -> decomposition -> recall legs (FTS5 BM25,
+    vectors) -> RRF fusion -> NER boost -> intent strategies -> session co-retrieval
+    -> heuristic rerank -> level + token budget -> trace
+
+Each step can be switched off in ``RetrievalConfig``; the LoCoMo benchmark
+(``benchmarks/locomo.py``) measures every step's contribution.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+
+from ..config import RetrievalConfig
+from ..errors import InvalidArgument
+from ..records import Entry, FindResult, Hit, Scope, Trace, TraceStep
+from ..store import EntryFilter, SqliteStore, utcnow
+from ..text import tokenize
+
+__all__ = ["Retriever"]
+
+Reranker = Callable[[str, list[Hit]], list[Hit]]
+Decomposer = Callable[[str], list[str]]
+
+_SCOPE_PRIORITY = {"session": 1.0, "agent": 0.8, "project": 0.6, "global": 0.4}
+_IMPLICIT = ("bought", "tried", "using", "use ", "buy", "ordered", "started", "love", "enjoy")
+
+
+@dataclass
+class _Candidate:
+    rid: int
+    rrf: float = 0.0
+    legs: dict[str, int] = field(default_factory=dict)
+    boost: float = 1.0
+    matched_by: list[str] = field(default_factory=list)
+    entry: Entry | None = None
+    final: float = 0.0
+
+
+class _Timer:
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
+
+    def step(self, name: str, started: float, candidates: int, **params: Any) -> float:
+        now = time.perf_counter()
+        self.trace.steps.append(TraceStep(name, round((now - started) * 1000, 3), candidates, params))
+        return now
+
+
+class Retriever:
+    """Runs ``find``. Owned by the kernel; adapters call ``AgentBase.find``.
+
+    Usage::
+
+        retriever = Retriever(store, config=RetrievalConfig(), ner=None, embedder=None)
+        result = retriever.find("python preferences", top_k=5, flt=EntryFilter(scope=Scope(user_id="u")))
+    """
+
+    def __init__(self, store: SqliteStore, *, config: RetrievalConfig, ner: Any, embedder: Any,
+                 reranker: Reranker | None = None, decomposer: Decomposer | None = None) -> None:
+        self.store = store
+        self.config = config
+        self.ner = ner
+        self.embedder = embedder
+        self.reranker = reranker
+        self.decomposer = decomposer
+
+    def find(self, query: str, *, top_k: int, flt: EntryFilter, reference_time: datetime | None = None,
+             token_budget: int | None = None, strategy: str = "auto",
+             config: RetrievalConfig | None = None) -> FindResult:
+        from ..text import dates as dates_mod
+        from ..text import intent as intent_mod
+
+        cfg = config or self.config
+        if not isinstance(query, str):
+            raise InvalidArgument(f"query must be a str, got {type(query).__name__}")
+        if not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 0:
+            raise InvalidArgument(f"top_k must be a non-negative int, got {top_k!r}")
+        if strategy not in ("auto", "hierarchical", "flat"):
+            raise InvalidArgument(f"strategy must be 'auto', 'hierarchical' or 'flat', got {strategy!r}")
+        normalized = tokenize.normalize(query)
+        if not normalized:
+            raise InvalidArgument("query is empty - pass the text to search for")
+        trace = Trace(id=str(uuid.uuid4()), query=query)
+        timer = _Timer(trace)
+        t_start = t = time.perf_counter()
+        reference = reference_time or utcnow()
+        if reference.tzinfo is None:
+            reference = reference.replace(tzinfo=timezone.utc)
+        top_k = min(top_k, 1000)
+        t = timer.step("normalise", t, 0, normalized=normalized[:200])
+
+        intents: set[str] = set()
+        window = None
+        if cfg.intents:
+            intents = intent_mod.detect_intents(normalized)
+            window = dates_mod.query_window(query, reference)
+        trace.intents = sorted(intents)
+        want = top_k
+        if "aggregation" in intents:
+            want = max(top_k, min(cfg.aggregation_top_k, max(top_k, 20) * 6))
+        t = timer.step("intent", t, 0, intents=trace.intents,
+                       window=[d.isoformat() for d in window] if window else None)
+
+        subqueries = [normalized]
+        if cfg.decompose:
+            extra = intent_mod.key_phrases(normalized)
+            if self.decomposer is not None:
+                extra = [*extra, *self.decomposer(query)]
+            subqueries += [s for s in dict.fromkeys(extra) if s and s != normalized]
+        t = timer.step("decompose", t, len(subqueries), subqueries=subqueries[:8])
+
+        fetch = max(int(math.ceil(want * cfg.overfetch)), 30)
+        legs: dict[str, list[int]] = {}
+        if cfg.fts:
+            ranked: dict[int, float] = {}
+            for i, sub in enumerate(subqueries[:6]):
+                match = tokenize.fts_query(sub)
+                if match is None:
+                    continue
+                for rank, (rid, _) in enumerate(self.store.fts_search(match, flt, fetch)):
+                    # the full query leads; sub-queries only add what it missed
+                    score = 1.0 / (rank + 1) * (1.0 if i == 0 else 0.5)
+                    ranked[rid] = max(ranked.get(rid, 0.0), score)
+            legs["fts"] = sorted(ranked, key=lambda r: -ranked[r])
+            t = timer.step("recall_fts", t, len(legs["fts"]), fetch=fetch)
+        degrade: str | None = None
+        if not cfg.vectors:
+            degrade = "vectors disabled in config: FTS + NER only"
+        elif self.embedder is None:
+            degrade = "no embedder configured: FTS + NER only"
+        else:
+            qvec = np.asarray(self.embedder.embed_batch([query])[0], dtype=np.float32)
+            hits = self.store.vector_search(qvec, flt, fetch)
+            legs["vector"] = [rid for rid, _ in hits]
+            t = timer.step("recall_vector", t, len(hits), fetch=fetch,
+                           backend="sqlite-vec" if self.store.vec_enabled else "numpy")
+        trace.degrade_reason = degrade
+
+        weights = {"fts": cfg.fts_weight, "vector": cfg.vector_weight}
+        cands: dict[int, _Candidate] = {}
+        for leg, rids in legs.items():
+            for rank, rid in enumerate(rids):
+                c = cands.setdefault(rid, _Candidate(rid))
+                c.rrf += weights[leg] / (cfg.rrf_k + rank + 1)
+                c.legs[leg] = rank
+                c.matched_by.append(leg)
+        entries = self.store.entries_by_rid(cands)
+        for rid, c in cands.items():
+            c.entry = entries.get(rid)
+        cands = {r: c for r, c in cands.items() if c.entry is not None}
+        t = timer.step("fuse_rrf", t, len(cands), k=cfg.rrf_k, weights=weights)
+
+        if cfg.ner_boost and self.ner is not None and cands:
+            self._ner_boost(normalized, query, cands, cfg)
+            t = timer.step("ner_boost", t, len(cands))
+
+        if cfg.intents and intents:
+            self._intent_strategies(intents, window, cands, cfg, reference)
+            t = timer.step("intent_strategies", t, len(cands), intents=trace.intents)
+
+        ordered = sorted(cands.values(), key=lambda c: (-c.rrf * c.boost, c.rid))
+        if cfg.co_retrieval and ordered:
+            ordered = self._co_retrieve(ordered, flt, want)
+            t = timer.step("co_retrieval", t, len(ordered))
+
+        if cfg.rerank and ordered:
+            self._rerank(ordered, flt.scope, reference, intents, cfg)
+            ordered.sort(key=lambda c: (-c.final, c.rid))
+        else:
+            for c in ordered:
+                c.final = c.rrf * c.boost
+        t = timer.step("rerank", t, len(ordered), enabled=cfg.rerank)
+
+        if "multi_session" in intents and cfg.intents:
+            ordered = self._spread_sessions(ordered)
+
+        hits = [Hit(entry=c.entry, score=round(c.final, 6), matched_by=sorted(set(c.matched_by)))  # type: ignore[arg-type]
+                for c in ordered[:want]]
+        if self.reranker is not None and hits:
+            hits = list(self.reranker(query, hits))
+            t = timer.step("llm_rerank", t, len(hits))
+
+        level = "L1"
+        if want > 20 or (token_budget is not None and token_budget < 1000):
+            level = "L0"
+        final_level = "L2"
+        hits = hits[:want]
+        if token_budget is not None:
+            hits = self._trim(hits, token_budget)
+        for h in hits:
+            h.level = final_level
+        t = timer.step("level_budget", t, len(hits), candidate_level=level, final_level=final_level,
+                       token_budget=token_budget, tokenizer=tokenize.tokenizer_name())
+
+        provenance = self.store.provenance([h.id for h in hits])
+        for h in hits:
+            h.provenance = provenance.get(h.id, [])
+        total_ms = (time.perf_counter() - t_start) * 1000
+        if cfg.record_traces:
+            self.store.save_trace(trace, flt.scope, [h.id for h in hits], total_ms)
+        return FindResult(hits, trace)
+
+    # -- steps -------------------------------------------------------------------------------------
+    def _ner_boost(self, normalized: str, query: str, cands: dict[int, _Candidate], cfg: RetrievalConfig) -> None:
+        norms = {e.norm for e in self.ner.extract(query)}
+        if not norms:
+            return
+        for c in cands.values():
+            assert c.entry is not None
+            tags = set(c.entry.tags)
+            text = c.entry.l2_full.casefold()
+            best = 1.0
+            how = None
+            for norm in norms:
+                tagged = f"ner_{norm}" in tags
+                in_text = norm in text
+                if tagged and in_text:
+                    factor, label = cfg.ner_strong, "ner_strong"
+                elif tagged:
+                    factor, label = cfg.ner_medium, "ner_medium"
+                elif in_text:
+                    factor, label = cfg.ner_weak, "ner_weak"
+                else:
+                    continue
+                if factor > best:
+                    best, how = factor, label
+            if how:
+                c.boost *= best
+                c.matched_by.append(how)
+
+    def _intent_strategies(self, intents: set[str], window: Any, cands: dict[int, _Candidate],
+                           cfg: RetrievalConfig, reference: datetime) -> None:
+        for c in cands.values():
+            e = c.entry
+            assert e is not None
+            if "preference" in intents:
+                if e.role == "user":
+                    c.boost *= 1.8
+                if e.category == "preference":
+                    c.boost *= 2.0
+                if any(w in e.l2_full.casefold() for w in _IMPLICIT):
+                    c.boost *= 1.3
+            if window is not None and e.event_dates:
+                start, end = window
+                if any(_overlaps(d, start, end) for d in e.event_dates):
+                    c.boost *= 1.5
+                    c.matched_by.append("date_window")
+            if "knowledge_update" in intents and e.updated_at is not None:
+                age = max((reference - e.updated_at).total_seconds() / 86400, 0.0)
+                c.boost *= 1.0 + 0.5 * math.exp(-0.693 * age / cfg.update_half_life_days)
+
+    def _co_retrieve(self, ordered: list[_Candidate], flt: EntryFilter, want: int) -> list[_Candidate]:
+        """Pull in neighbouring turns of the best hits, ranked just below the hit that found them."""
+        seeds = [c for c in ordered[: max(3, want // 3)] if c.entry is not None]
+        neighbours = self.store.session_neighbours([c.entry.id for c in seeds], 1, flt)  # type: ignore[union-attr]
+        have = {c.entry.id for c in ordered if c.entry is not None}
+        extra_ids = [eid for c in seeds for eid in neighbours.get(c.entry.id, []) if eid not in have]  # type: ignore[union-attr]
+        if not extra_ids:
+            return ordered
+        entries = self.store.get_entries(extra_ids)
+        by_seed_score = {}
+        for c in seeds:
+            for eid in neighbours.get(c.entry.id, []):  # type: ignore[union-attr]
+                by_seed_score.setdefault(eid, c.rrf * c.boost * 0.5)
+        added = []
+        for eid in dict.fromkeys(extra_ids):
+            e = entries.get(eid)
+            if e is None:
+                continue
+            added.append(_Candidate(rid=-len(added) - 1, rrf=by_seed_score[eid], entry=e, matched_by=["co_retrieval"]))
+        merged = ordered + added
+        merged.sort(key=lambda c: (-c.rrf * c.boost, c.rid))
+        return merged
+
+    def _rerank(self, ordered: list[_Candidate], scope: Scope, reference: datetime, intents: set[str],
+                cfg: RetrievalConfig) -> None:
+        top = max((c.rrf * c.boost for c in ordered), default=1.0) or 1.0
+        half_life = cfg.update_half_life_days if "knowledge_update" in intents else cfg.freshness_half_life_days
+        for c in ordered:
+            e = c.entry
+            assert e is not None
+            when = e.valid_from or e.created_at or reference
+            age = max((reference - when).total_seconds() / 86400, 0.0)
+            fresh = math.exp(-0.693 * age / half_life)
+            priority = _SCOPE_PRIORITY[e.scope_level.value]
+            if scope.session_id and e.session_id == scope.session_id:
+                priority += 0.2
+            type_match = 1.0 if ("preference" in intents and e.category == "preference") else 0.0
+            c.final = (0.6 * (c.rrf * c.boost / top) + 0.15 * fresh + 0.1 * e.confidence
+                       + 0.1 * priority + 0.05 * type_match)
+
+    def _spread_sessions(self, ordered: list[_Candidate]) -> list[_Candidate]:
+        """Round-robin across sessions so one long session cannot crowd out the rest."""
+        buckets: dict[str | None, list[_Candidate]] = {}
+        for c in ordered:
+            buckets.setdefault(c.entry.session_id if c.entry else None, []).append(c)  # type: ignore[union-attr]
+        out: list[_Candidate] = []
+        queues = list(buckets.values())
+        while queues:
+            for q in queues:
+                out.append(q.pop(0))
+            queues = [q for q in queues if q]
+        return out
+
+    def _trim(self, hits: list[Hit], budget: int) -> list[Hit]:
+        kept, used = [], 0
+        for h in hits:
+            cost = tokenize.count_tokens(h.entry.l2_full)
+            if used + cost > budget and kept:
+                break
+            kept.append(h)
+            used += cost
+        return kept
+
+
+def _overlaps(value: str, start: Any, end: Any) -> bool:
+    first, _, last = value.partition("/")
+    last = last or first
+    return first <= end.isoformat() and last >= start.isoformat()
+
+
+def with_overrides(cfg: RetrievalConfig, **changes: Any) -> RetrievalConfig:
+    return replace(cfg, **changes)

@@ -1,0 +1,52 @@
+"""The storage interface: everything the kernel asks of a database, and nothing more.
+
+``SqliteStore`` implements it on one SQLite file; a PostgreSQL + pgvector backend implements
+the same methods. All SQL lives behind this line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, datetime, timezone
+from typing import Any
+
+from ..records import Scope
+
+__all__ = ["EntryFilter", "iso", "parse_iso", "utcnow"]
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def iso(value: datetime | None) -> str | None:
+    """Fixed-width ISO 8601 in UTC, so that text order is time order."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)
+    return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
+
+
+def parse_iso(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value else None
+
+
+@dataclass
+class EntryFilter:
+    """Which entries a read may see. Scope fields match exactly; ``None`` is unconstrained."""
+
+    scope: Scope = field(default_factory=Scope)
+    context_type: str | None = None
+    category: str | None = None
+    categories: tuple[str, ...] | None = None
+    tags: tuple[str, ...] | None = None
+    role: str | None = None
+    include_expired: bool = False
+    include_invalid: bool = False
+    as_of: datetime | None = None
+    metadata: dict[str, Any] | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    date_window: tuple[date, date] | None = None
+    exclude_categories: tuple[str, ...] = ()

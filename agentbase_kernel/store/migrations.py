@@ -1,0 +1,196 @@
+"""Numbered forward migrations, applied on open, each in its own transaction.
+
+The schema version is ``PRAGMA user_version``. A file whose version is newer than
+``SCHEMA_VERSION`` was written by a newer agentbase and is refused untouched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION"]
+
+
+def m001_core(conn: Any) -> None:
+    conn.executescript(
+        """
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+        CREATE TABLE entries (
+            rid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            context_type TEXT NOT NULL DEFAULT 'memory'
+                CHECK (context_type IN ('memory', 'resource', 'skill')),
+            category TEXT,
+            l0_abstract TEXT NOT NULL CHECK (length(l0_abstract) <= 50),
+            l1_overview TEXT NOT NULL CHECK (length(l1_overview) <= 300),
+            l2_full TEXT NOT NULL,
+            tags TEXT NOT NULL DEFAULT '[]',
+            scope_level TEXT NOT NULL CHECK (scope_level IN ('global', 'project', 'agent', 'session')),
+            user_id TEXT,
+            agent_id TEXT,
+            project_id TEXT,
+            session_id TEXT,
+            scope_key TEXT NOT NULL,
+            role TEXT,
+            actor TEXT,
+            confidence REAL NOT NULL DEFAULT 1.0,
+            content_hash TEXT NOT NULL,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            event_dates TEXT NOT NULL DEFAULT '[]',
+            date_min TEXT,
+            date_max TEXT,
+            flags TEXT NOT NULL DEFAULT '[]',
+            subject_key TEXT,
+            search_text TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            valid_from TEXT,
+            invalid_at TEXT,
+            expires_at TEXT,
+            superseded_by TEXT
+        );
+        -- exact duplicates in one scope are one entry, across processes too
+        CREATE UNIQUE INDEX entries_dedup ON entries (scope_key, content_hash) WHERE invalid_at IS NULL;
+        CREATE INDEX entries_user ON entries (user_id, rid);
+        CREATE INDEX entries_agent ON entries (agent_id, rid);
+        CREATE INDEX entries_session ON entries (session_id, rid);
+        CREATE INDEX entries_subject ON entries (scope_key, subject_key) WHERE subject_key IS NOT NULL;
+        CREATE INDEX entries_hash ON entries (content_hash);
+
+        CREATE VIRTUAL TABLE entries_fts USING fts5(
+            search_text, content='entries', content_rowid='rid',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER entries_fts_ai AFTER INSERT ON entries BEGIN
+            INSERT INTO entries_fts (rowid, search_text) VALUES (new.rid, new.search_text);
+        END;
+        CREATE TRIGGER entries_fts_ad AFTER DELETE ON entries BEGIN
+            INSERT INTO entries_fts (entries_fts, rowid, search_text) VALUES ('delete', old.rid, old.search_text);
+        END;
+        CREATE TRIGGER entries_fts_au AFTER UPDATE OF search_text ON entries BEGIN
+            INSERT INTO entries_fts (entries_fts, rowid, search_text) VALUES ('delete', old.rid, old.search_text);
+            INSERT INTO entries_fts (rowid, search_text) VALUES (new.rid, new.search_text);
+        END;
+
+        -- one vector per distinct text: embedding is done once per content hash
+        CREATE TABLE embeddings (
+            content_hash TEXT PRIMARY KEY,
+            vector BLOB NOT NULL
+        );
+
+        CREATE TABLE entry_history (
+            id TEXT PRIMARY KEY,
+            entry_id TEXT NOT NULL,
+            event TEXT NOT NULL CHECK (event IN ('ADD', 'UPDATE', 'DELETE')),
+            old_value TEXT,
+            new_value TEXT,
+            created_at TEXT NOT NULL,
+            actor TEXT,
+            role TEXT,
+            seq INTEGER NOT NULL
+        );
+        CREATE INDEX entry_history_entry ON entry_history (entry_id, seq);
+
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            user_id TEXT,
+            agent_id TEXT,
+            project_id TEXT,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            committed_at TEXT,
+            summary_entry_id TEXT REFERENCES entries (id) ON DELETE SET NULL,
+            rid INTEGER NOT NULL
+        );
+        CREATE INDEX sessions_user ON sessions (user_id, rid);
+
+        CREATE TABLE messages (
+            rid INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            role TEXT NOT NULL,
+            content TEXT NOT NULL,
+            name TEXT,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            payload TEXT,
+            status TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'archived')),
+            created_at TEXT NOT NULL,
+            entry_id TEXT REFERENCES entries (id) ON DELETE SET NULL,
+            UNIQUE (session_id, seq)
+        );
+        CREATE INDEX messages_entry ON messages (entry_id);
+
+        CREATE TABLE session_entries (
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            entry_id TEXT NOT NULL REFERENCES entries (id) ON DELETE CASCADE,
+            relation TEXT NOT NULL DEFAULT 'turn',
+            PRIMARY KEY (session_id, entry_id)
+        );
+        CREATE INDEX session_entries_entry ON session_entries (entry_id);
+
+        CREATE TABLE entry_sources (
+            entry_id TEXT NOT NULL REFERENCES entries (id) ON DELETE CASCADE,
+            message_id TEXT NOT NULL REFERENCES messages (id) ON DELETE CASCADE,
+            PRIMARY KEY (entry_id, message_id)
+        );
+        CREATE INDEX entry_sources_message ON entry_sources (message_id);
+
+        CREATE TABLE entry_links (
+            src TEXT NOT NULL REFERENCES entries (id) ON DELETE CASCADE,
+            dst TEXT NOT NULL REFERENCES entries (id) ON DELETE CASCADE,
+            relation TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (src, dst, relation)
+        );
+        CREATE INDEX entry_links_dst ON entry_links (dst);
+
+        CREATE TABLE entities (
+            id INTEGER PRIMARY KEY,
+            norm TEXT NOT NULL,
+            label TEXT NOT NULL,
+            text TEXT NOT NULL,
+            UNIQUE (norm, label)
+        );
+        CREATE TABLE entity_entries (
+            entity_id INTEGER NOT NULL REFERENCES entities (id) ON DELETE CASCADE,
+            entry_id TEXT NOT NULL REFERENCES entries (id) ON DELETE CASCADE,
+            PRIMARY KEY (entity_id, entry_id)
+        );
+        CREATE INDEX entity_entries_entry ON entity_entries (entry_id);
+        CREATE TABLE entity_links (
+            a INTEGER NOT NULL REFERENCES entities (id) ON DELETE CASCADE,
+            b INTEGER NOT NULL REFERENCES entities (id) ON DELETE CASCADE,
+            entry_id TEXT NOT NULL REFERENCES entries (id) ON DELETE CASCADE,
+            observed_at TEXT NOT NULL,
+            PRIMARY KEY (a, b, entry_id)
+        );
+
+        CREATE TABLE retrieval_traces (
+            id TEXT PRIMARY KEY,
+            query TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            intents TEXT NOT NULL,
+            degrade_reason TEXT,
+            result_ids TEXT NOT NULL,
+            total_ms REAL NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE trace_steps (
+            trace_id TEXT NOT NULL REFERENCES retrieval_traces (id) ON DELETE CASCADE,
+            idx INTEGER NOT NULL,
+            name TEXT NOT NULL,
+            ms REAL NOT NULL,
+            candidates INTEGER NOT NULL,
+            params TEXT NOT NULL,
+            PRIMARY KEY (trace_id, idx)
+        );
+        """
+    )
+
+
+MIGRATIONS: list[Callable[[Any], None]] = [m001_core]
+SCHEMA_VERSION = len(MIGRATIONS)
