@@ -1,0 +1,375 @@
+"""LlamaIndex adapters: chat stores that keep every chat key as an agentbase session.
+
+Two LlamaIndex interfaces hold chat history, and each gets one class::
+
+    llama_index.core.storage.chat_store.BaseChatStore        (ChatMemoryBuffer, agents)
+    └── AgentBaseChatStore
+    llama_index.core.storage.chat_store.base_db.AsyncDBChatStore   (the newer Memory)
+    └── AgentBaseAsyncChatStore
+
+A chat key is an agentbase session id; a ``ChatMessage`` is a kernel message whose ``payload`` is
+``message.model_dump(mode="json")`` and whose ``content`` is its text, so the turn is ingested
+into the session's scope and is findable through ``AgentBase.find`` like any other memory.
+Needs ``pip install 'agentbase[llamaindex]'``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from agentbase_adapters._require import require
+from agentbase_kernel import AgentBase
+from agentbase_kernel.errors import InvalidArgument, SessionNotFound
+from agentbase_kernel.records import Message
+
+require("llama_index.core", extra="llamaindex")
+
+from llama_index.core.base.llms.types import ChatMessage, MessageRole  # noqa: E402
+from llama_index.core.bridge.pydantic import BaseModel, Field, PrivateAttr  # noqa: E402
+from llama_index.core.storage.chat_store.base import BaseChatStore  # noqa: E402
+from llama_index.core.storage.chat_store.base_db import (  # noqa: E402
+    AsyncDBChatStore,
+    MessageStatus,
+)
+
+__all__ = ["AgentBaseAsyncChatStore", "AgentBaseChatStore"]
+
+_PAYLOAD_KEYS = frozenset({"role", "blocks"})
+
+
+def _to_record(message: ChatMessage) -> dict[str, Any]:
+    """Translate a ``ChatMessage`` into the keyword arguments of the kernel's ``add_message``."""
+    name = message.additional_kwargs.get("name")
+    return {
+        "role": MessageRole(message.role).value,
+        "content": message.content or "",
+        "name": name if isinstance(name, str) else None,
+        "payload": message.model_dump(mode="json"),
+    }
+
+
+def _from_record(record: Message) -> ChatMessage:
+    """Rebuild the ``ChatMessage`` a kernel message was made from.
+
+    Messages written by another adapter (LangChain, OpenAI threads, ...) carry no LlamaIndex
+    payload; they come back as a text ``ChatMessage`` with their role, which is what a
+    LlamaIndex engine needs to continue that conversation.
+    """
+    payload = record.payload
+    if isinstance(payload, dict) and _PAYLOAD_KEYS <= payload.keys():
+        return ChatMessage.model_validate(payload)
+    try:
+        role = MessageRole(record.role)
+    except ValueError:
+        role = MessageRole.USER
+    return ChatMessage(role=role, content=record.content)
+
+
+def _scope_kwargs(user_id: str | None, agent_id: str | None, project_id: str | None) -> dict[str, str]:
+    scope = {"user_id": user_id, "agent_id": agent_id, "project_id": project_id}
+    return {k: v for k, v in scope.items() if v is not None}
+
+
+def _status(status: MessageStatus | str | None) -> str | None:
+    return None if status is None else MessageStatus(status).value
+
+
+def _check_db(db: Any, cls_name: str) -> AgentBase:
+    if not isinstance(db, AgentBase):
+        raise TypeError(
+            f"{cls_name}() needs an agentbase_kernel.AgentBase, got {type(db).__name__} - "
+            f"open one with AgentBase('memory.db') and pass it in"
+        )
+    return db
+
+
+def _insert_position(idx: int, count: int) -> int:
+    """Where ``list.insert(idx, x)`` puts ``x`` in a list of ``count`` items."""
+    if idx < 0:
+        return max(0, count + idx)
+    return min(idx, count)
+
+
+def _pick(records: Sequence[Message], idx: int) -> Message | None:
+    """``records[idx]``, or ``None`` when the index is out of range in either direction."""
+    if -len(records) <= idx < len(records):
+        return records[idx]
+    return None
+
+
+class _ScopedStore(BaseModel):
+    """Scope plumbing shared by both stores: every key lives in the store's user/agent/project scope."""
+
+    user_id: str | None = Field(default=None, description="Sessions are created in this user's scope.")
+    agent_id: str | None = Field(default=None, description="Sessions are created in this agent's scope.")
+    project_id: str | None = Field(default=None, description="Sessions are created in this project's scope.")
+
+    _db: AgentBase = PrivateAttr()
+
+    def __init__(self, db: AgentBase, **data: Any) -> None:
+        """Wrap ``db``; the keyword fields ``user_id``, ``agent_id``, ``project_id`` set the scope.
+
+        Raises:
+            TypeError: ``db`` is not an ``AgentBase``.
+        """
+        super().__init__(**data)
+        self._db = _check_db(db, type(self).__name__)
+
+    @property
+    def db(self) -> AgentBase:
+        """The ``AgentBase`` this store writes to."""
+        return self._db
+
+    def _scope(self) -> dict[str, str]:
+        return _scope_kwargs(self.user_id, self.agent_id, self.project_id)
+
+    def _exists(self, key: str) -> bool:
+        try:
+            self._db.sync.get_session(key, **self._scope())
+        except SessionNotFound:
+            return False
+        return True
+
+    async def _aexists(self, key: str) -> bool:
+        try:
+            await self._db.get_session(key, **self._scope())
+        except SessionNotFound:
+            return False
+        return True
+
+    def _visible(self, key: str) -> bool:
+        # An unscoped store sees every session; the kernel answers [] for unknown ones itself.
+        return not self._scope() or self._exists(key)
+
+    async def _avisible(self, key: str) -> bool:
+        return not self._scope() or await self._aexists(key)
+
+    def _open(self, key: str) -> None:
+        # add_message would create a missing session without scope, so a scoped store opens it first.
+        if self._scope():
+            self._db.sync.create_session(key, **self._scope())
+
+    async def _aopen(self, key: str) -> None:
+        if self._scope():
+            await self._db.create_session(key, **self._scope())
+
+    def _session_ids(self) -> list[str]:
+        return [s.id for s in self._db.sync.list_sessions(**self._scope(), limit=None)]
+
+    async def _asession_ids(self) -> list[str]:
+        return [s.id for s in await self._db.list_sessions(**self._scope(), limit=None)]
+
+
+class AgentBaseChatStore(_ScopedStore, BaseChatStore):
+    """A LlamaIndex ``BaseChatStore`` whose keys are agentbase sessions in one SQLite file.
+
+    Usage::
+
+        store = AgentBaseChatStore(AgentBase("memory.db"), user_id="alice")
+        memory = ChatMemoryBuffer.from_defaults(chat_store=store, chat_store_key="chat-1")
+        SimpleChatEngine.from_defaults(llm=llm, memory=memory).chat("Hello")
+
+    It behaves like ``SimpleChatStore`` (a missing key reads as ``[]`` and deletes as ``None``;
+    ``add_message(idx=...)`` inserts) and is durable without ``persist()``. Out-of-range
+    indexes and an empty history give ``None`` where 0.14.25's ``SimpleChatStore`` raises
+    ``IndexError``. A key of another scope raises ``ScopeError`` on write and reads as missing.
+    """
+
+    @classmethod
+    def class_name(cls) -> str:
+        """Name written into ``to_dict()``."""
+        return "AgentBaseChatStore"
+
+    def set_messages(self, key: str, messages: list[ChatMessage]) -> None:
+        """Replace the history of ``key`` with ``messages`` in one transaction."""
+        self._open(key)
+        self._db.sync.set_messages(key, [_to_record(m) for m in messages])
+
+    async def aset_messages(self, key: str, messages: list[ChatMessage]) -> None:
+        """Async ``set_messages``."""
+        await self._aopen(key)
+        await self._db.set_messages(key, [_to_record(m) for m in messages])
+
+    def get_messages(self, key: str) -> list[ChatMessage]:
+        """The history of ``key``, oldest first; ``[]`` for a missing key."""
+        if not self._visible(key):
+            return []
+        return [_from_record(r) for r in self._db.sync.list_messages(key)]
+
+    async def aget_messages(self, key: str) -> list[ChatMessage]:
+        """Async ``get_messages``."""
+        if not await self._avisible(key):
+            return []
+        return [_from_record(r) for r in await self._db.list_messages(key)]
+
+    def add_message(self, key: str, message: ChatMessage, idx: int | None = None) -> None:
+        """Append ``message`` to ``key``, or insert it before position ``idx`` (``list.insert`` rules)."""
+        self._open(key)
+        position = None
+        if idx is not None:
+            position = _insert_position(idx, self._db.sync.count_messages(key))
+        self._db.sync.add_message(key, **_to_record(message), position=position)
+
+    async def async_add_message(self, key: str, message: ChatMessage, idx: int | None = None) -> None:
+        """Async ``add_message`` (LlamaIndex names it ``async_add_message``)."""
+        await self._aopen(key)
+        position = None
+        if idx is not None:
+            position = _insert_position(idx, await self._db.count_messages(key))
+        await self._db.add_message(key, **_to_record(message), position=position)
+
+    def delete_messages(self, key: str) -> list[ChatMessage] | None:
+        """Delete ``key`` and its history and return the history; ``None`` for a missing key."""
+        if not self._exists(key):
+            return None
+        removed = [_from_record(r) for r in self._db.sync.list_messages(key)]
+        self._db.sync.delete_session(key)
+        return removed
+
+    async def adelete_messages(self, key: str) -> list[ChatMessage] | None:
+        """Async ``delete_messages``."""
+        if not await self._aexists(key):
+            return None
+        removed = [_from_record(r) for r in await self._db.list_messages(key)]
+        await self._db.delete_session(key)
+        return removed
+
+    def delete_message(self, key: str, idx: int) -> ChatMessage | None:
+        """Delete and return the message at ``idx``; ``None`` for a missing key or an out-of-range index."""
+        if not self._visible(key):
+            return None
+        record = _pick(self._db.sync.list_messages(key), idx)
+        if record is None:
+            return None
+        return _from_record(self._db.sync.delete_message(key, record.id))
+
+    async def adelete_message(self, key: str, idx: int) -> ChatMessage | None:
+        """Async ``delete_message``."""
+        if not await self._avisible(key):
+            return None
+        record = _pick(await self._db.list_messages(key), idx)
+        if record is None:
+            return None
+        return _from_record(await self._db.delete_message(key, record.id))
+
+    def delete_last_message(self, key: str) -> ChatMessage | None:
+        """Delete and return the newest message; ``None`` for a missing key or an empty history."""
+        return self.delete_message(key, -1)
+
+    async def adelete_last_message(self, key: str) -> ChatMessage | None:
+        """Async ``delete_last_message``."""
+        return await self.adelete_message(key, -1)
+
+    def get_keys(self) -> list[str]:
+        """Every session id of this store's scope, oldest first (empty sessions included)."""
+        return self._session_ids()
+
+    async def aget_keys(self) -> list[str]:
+        """Async ``get_keys``."""
+        return await self._asession_ids()
+
+
+class AgentBaseAsyncChatStore(_ScopedStore, AsyncDBChatStore):
+    """A LlamaIndex ``AsyncDBChatStore`` that keeps ``Memory``'s queue and archive in agentbase.
+
+    Usage::
+
+        store = AgentBaseAsyncChatStore(AgentBase("memory.db"), user_id="alice")
+        memory = Memory.from_defaults(session_id="chat-1", chat_store=store)
+        SimpleChatEngine.from_defaults(llm=llm, memory=memory).chat("Hello")
+
+    ``MessageStatus`` maps to the kernel message ``status`` ("active" / "archived"), so archived
+    turns stay in the session and in recall. ``delete_message(key, idx)`` takes a 0-based position
+    in the active queue (``SQLAlchemyChatStore`` takes its own integer row id there).
+    """
+
+    @classmethod
+    def class_name(cls) -> str:
+        """Name written into ``to_dict()``."""
+        return "AgentBaseAsyncChatStore"
+
+    async def get_messages(
+        self,
+        key: str,
+        status: MessageStatus | None = MessageStatus.ACTIVE,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> list[ChatMessage]:
+        """Messages of ``key`` with ``status`` (``None``: every status), oldest first, paged by ``limit``/``offset``."""
+        if not await self._avisible(key):
+            return []
+        records = await self._db.list_messages(key, status=_status(status), limit=limit, offset=offset or 0)
+        return [_from_record(r) for r in records]
+
+    async def count_messages(self, key: str, status: MessageStatus | None = MessageStatus.ACTIVE) -> int:
+        """How many messages of ``key`` have ``status`` (``None``: every status)."""
+        if not await self._avisible(key):
+            return 0
+        return await self._db.count_messages(key, status=_status(status))
+
+    async def add_message(
+        self, key: str, message: ChatMessage, status: MessageStatus = MessageStatus.ACTIVE
+    ) -> None:
+        """Append ``message`` to ``key`` with ``status``."""
+        await self._aopen(key)
+        await self._db.add_message(key, **_to_record(message), status=_status(status) or "active")
+
+    async def add_messages(
+        self, key: str, messages: list[ChatMessage], status: MessageStatus = MessageStatus.ACTIVE
+    ) -> None:
+        """Append ``messages`` to ``key`` with ``status``, in one transaction."""
+        await self._aopen(key)
+        value = _status(status) or "active"
+        await self._db.add_messages(key, [{**_to_record(m), "status": value} for m in messages])
+
+    async def set_messages(
+        self, key: str, messages: list[ChatMessage], status: MessageStatus = MessageStatus.ACTIVE
+    ) -> None:
+        """Replace every message of ``key`` (all statuses) with ``messages``, in one transaction."""
+        await self._aopen(key)
+        value = _status(status) or "active"
+        await self._db.set_messages(key, [{**_to_record(m), "status": value} for m in messages])
+
+    async def delete_message(self, key: str, idx: int) -> ChatMessage | None:
+        """Delete and return the active message at position ``idx``; ``None`` if there is none."""
+        if not await self._avisible(key):
+            return None
+        record = _pick(await self._db.list_messages(key, status="active"), idx)
+        if record is None:
+            return None
+        return _from_record(await self._db.delete_message(key, record.id))
+
+    async def delete_messages(self, key: str, status: MessageStatus | None = None) -> None:
+        """Delete the messages of ``key`` with ``status``; ``None`` deletes the whole session."""
+        if not await self._aexists(key):
+            return
+        if status is None:
+            await self._db.delete_session(key)
+            return
+        await self._db.clear_session(key, status=_status(status))
+
+    async def delete_oldest_messages(self, key: str, n: int) -> list[ChatMessage]:
+        """Delete and return the ``n`` oldest active messages of ``key``."""
+        records = await self._oldest_active(key, n)
+        for record in records:
+            await self._db.delete_message(key, record.id)
+        return [_from_record(r) for r in records]
+
+    async def archive_oldest_messages(self, key: str, n: int) -> list[ChatMessage]:
+        """Mark the ``n`` oldest active messages of ``key`` archived and return them."""
+        records = await self._oldest_active(key, n)
+        for record in records:
+            await self._db.update_message(key, record.id, status="archived")
+        return [_from_record(r) for r in records]
+
+    async def get_keys(self) -> list[str]:
+        """Session ids of this store's scope that hold at least one message."""
+        return [key for key in await self._asession_ids() if await self._db.count_messages(key)]
+
+    async def _oldest_active(self, key: str, n: int) -> list[Message]:
+        if n < 0:
+            raise InvalidArgument(f"n must be >= 0, got {n}")
+        if n == 0 or not await self._avisible(key):
+            return []
+        return await self._db.list_messages(key, status="active", limit=n)
