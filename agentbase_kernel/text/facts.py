@@ -115,8 +115,13 @@ _NOT_IDENTITY = re.compile(
 )
 
 
+_DIETS = frozenset({"vegetarian", "vegan", "pescatarian", "pescetarian", "carnivore", "omnivore", "keto"})
+
+
 def _identity_subject(obj: str, m: re.Match[str]) -> str | None:
     last = obj.casefold().split()[-1] if obj.split() else ""
+    if last in _DIETS:
+        return "diet"
     return "job" if last.endswith(_JOB_SUFFIXES) else None
 
 
