@@ -1,0 +1,70 @@
+"""Fixtures for the OpenAI adapter: the real ``openai`` clients wired to the app in-process.
+
+Every response the app sends through these fixtures is checked by ``WireChecker`` against the
+SDK's own pydantic types with ``strict=True`` (the SDK itself parses leniently, so the client
+alone would not notice a missing or mistyped field).
+
+No ``__init__.py`` here on purpose: a package named ``openai`` under ``tests/adapters`` would
+shadow the SDK.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import httpx
+import openai
+import pytest
+from openai_testkit import ASSISTANTS_DEPRECATED, WireChecker, reply_with_context, sync_client
+from starlette.testclient import TestClient
+
+from agentbase_adapters.openai import create_app
+from agentbase_kernel import AgentBase
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # The Assistants calls warn on every use (contracts D.1); that is the SDK's business, not ours.
+    for item in items:
+        if "adapters/openai" in str(item.path).replace("\\", "/"):
+            item.add_marker(pytest.mark.filterwarnings(ASSISTANTS_DEPRECATED))
+
+
+@pytest.fixture
+def responder() -> Any:
+    return reply_with_context
+
+
+@pytest.fixture
+def wire(db: AgentBase, responder: Any) -> Iterator[WireChecker]:
+    """The app on ``db`` (with ``responder``), wrapped so every body is checked; fails on a bad one."""
+    checker = WireChecker(create_app(db, responder=responder))
+    yield checker
+    assert checker.problems == []
+
+
+@pytest.fixture
+def client(wire: WireChecker) -> Iterator[openai.OpenAI]:
+    """The real sync ``openai.OpenAI`` talking to the app in-process."""
+    sdk, http = sync_client(wire)
+    with http:
+        yield sdk
+    assert wire.checked > 0
+
+
+@pytest.fixture
+def raw(wire: WireChecker) -> Iterator[TestClient]:
+    """A plain HTTP client on the same app, for exact status codes and bodies."""
+    with TestClient(wire, base_url="http://agentbase.test", client=("127.0.0.1", 50000)) as http:
+        yield http
+
+
+@pytest.fixture
+async def aclient(wire: WireChecker) -> AsyncIterator[openai.AsyncOpenAI]:
+    """The real ``openai.AsyncOpenAI`` over ``httpx.ASGITransport``."""
+    transport = httpx.ASGITransport(app=wire)
+    async with httpx.AsyncClient(transport=transport) as http:
+        yield openai.AsyncOpenAI(api_key="sk-test", base_url="http://agentbase.test/v1", max_retries=0, http_client=http)
+    assert wire.checked > 0
+
+
