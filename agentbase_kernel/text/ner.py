@@ -338,13 +338,13 @@ def load_spacy(name: str) -> Any:
     Raises:
         MissingDependency: spaCy itself, or the named pipeline, is not installed.
     """
+    try:
+        import spacy
+    except ImportError:
+        raise MissingDependency("spaCy is not installed - pip install 'agentbase[ner]'") from None
     with _LOCK:
         if name in _PIPELINES:
             return _PIPELINES[name]
-        try:
-            import spacy
-        except ImportError:
-            raise MissingDependency("spaCy is not installed - pip install 'agentbase[ner]'") from None
         missing = MissingDependency(
             f"spaCy pipeline {name!r} is not installed - pip install 'agentbase[ner]' or the {name} package"
         )
