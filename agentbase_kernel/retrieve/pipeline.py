@@ -140,7 +140,7 @@ class Retriever:
             degrade = "no embedder configured: FTS + NER only"
         else:
             qvec = np.asarray(self.embedder.embed_batch([query])[0], dtype=np.float32)
-            hits = self.store.vector_search(qvec, flt, fetch)
+            hits = self.store.vector_search(qvec, flt, fetch) if np.any(qvec) else []
             legs["vector"] = [rid for rid, _ in hits]
             t = timer.step("recall_vector", t, len(hits), fetch=fetch,
                            backend="sqlite-vec" if self.store.vec_enabled else "numpy")

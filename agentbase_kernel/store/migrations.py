@@ -12,8 +12,22 @@ from typing import Any
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION"]
 
 
+def _run_script(conn: Any, script: str) -> None:
+    """Run statements one by one: ``executescript`` would COMMIT our migration transaction."""
+    import sqlite3
+
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            conn.execute(buffer)
+            buffer = ""
+    if buffer.strip():
+        raise ValueError(f"incomplete statement in migration: {buffer[:80]!r}")
+
+
 def m001_core(conn: Any) -> None:
-    conn.executescript(
+    _run_script(conn, 
         """
         CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 

@@ -522,7 +522,8 @@ class SqliteStore:
                     f"SELECT e.rid, vec_distance_cosine(v.vector, ?) AS d FROM entries e "
                     f"JOIN embeddings v ON v.content_hash = e.content_hash WHERE {where} "
                     "ORDER BY d, e.rid LIMIT ?", [blob, *args, k]).fetchall()
-                return [(int(r[0]), float(r[1])) for r in rows]
+                # zero vectors have no direction: sqlite-vec gives NULL, and we leave them out
+                return [(int(r[0]), float(r[1])) for r in rows if r[1] is not None]
             rows = conn.execute(
                 f"SELECT e.rid, v.vector FROM entries e JOIN embeddings v ON v.content_hash = e.content_hash "
                 f"WHERE {where}", args).fetchall()

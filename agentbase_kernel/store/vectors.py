@@ -25,8 +25,13 @@ def top_k_cosine(query: np.ndarray, ids: list[int], blobs: list[bytes], k: int) 
         return []
     matrix = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(ids), -1)
     q = np.asarray(query, dtype=np.float32)
-    norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(q) or 1.0)
-    sims = (matrix @ q) / np.where(norms == 0, 1.0, norms)
+    row_norms = np.linalg.norm(matrix, axis=1)
+    q_norm = float(np.linalg.norm(q))
+    if q_norm == 0:
+        return []
+    sims = (matrix @ q) / np.where(row_norms == 0, 1.0, row_norms * q_norm)
     dist = 1.0 - sims.astype(np.float64)
-    order = np.lexsort((np.asarray(ids), dist))[:k]
+    # like sqlite-vec, a zero vector has no distance and is left out
+    keep = np.nonzero(row_norms > 0)[0]
+    order = keep[np.lexsort((np.asarray(ids)[keep], dist[keep]))][:k]
     return [(ids[i], float(dist[i])) for i in order]
