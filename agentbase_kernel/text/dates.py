@@ -365,7 +365,7 @@ def _resolve_spans(text: str, ref: date) -> list[tuple[int, int, DateMention]]:
             start, end, grain = resolved
             # "in May": the preposition anchors the match but is not part of the mention
             group = "text" if "text" in pattern.groupindex else 0
-            mention = DateMention(m.group(group).strip(), start, end, grain)
+            mention = DateMention(m.group(group).strip().rstrip("."), start, end, grain)
             candidates.append((m.start(), m.end(), m.start(group), m.end(group), mention))
     candidates.sort(key=lambda c: (c[0], -(c[1] - c[0])))
     out: list[tuple[int, int, DateMention]] = []
