@@ -148,7 +148,7 @@ _RELATIONS = (
 _EN_RULES: tuple[_Rule, ...] = (
     _Rule(_r(rf"\bmy name is\s+{_OBJ}{_END}|\b(?:call me|{_IM} called)\s+(?P<o2>[A-Z][\w'-]+)"),
           "profile", "name", "{s}'s name is {o}", _fixed("name"), proper=True),
-    _Rule(_r(rf"{_I}{_ADV}work(?:ing)? as\s+(?:an?\s+)?{_OBJ}{_END}"), "profile", "job", "{s} works as {o}",
+    _Rule(_r(rf"{_I}{_ADV}work(?:ing)? as\s+{_OBJ}{_END}"), "profile", "job", "{s} works as {o}",
           _fixed("job")),
     _Rule(_r(rf"(?:{_I}{_ADV}work|{_IM}\s+{_ADV}working)\s+(?:at|for)\s+{_OBJ}{_END}"), "profile", "works_at",
           "{s} works at {o}", _fixed("employer"), proper=True),
