@@ -120,9 +120,10 @@ def key_phrases(query: str) -> list[str]:
         phrases.append(zm["x"])
     # runs of consecutive content words are noun-ish chunks ("support group", "pottery class")
     run: list[str] = []
-    for token in [*_TOKEN.findall(query), ""]:
+    for i, token in enumerate([*_TOKEN.findall(query), ""]):
         low = token.casefold().replace("’", "'").removesuffix("'s")
-        if low and low not in _QUESTION_WORDS and len(low) > 1:
+        month = low == "may" and token == "May" and i > 0  # the month, not the modal verb
+        if low and (month or low not in _QUESTION_WORDS) and len(low) > 1:
             run.append(low)
             continue
         if run:
