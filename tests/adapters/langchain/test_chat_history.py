@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -213,11 +215,10 @@ def test_reads_messages_written_by_other_adapters(db: AgentBase) -> None:
     assert all(m.id for m in messages)
 
 
-def test_messages_survive_reopening_the_file(db: AgentBase, tmp_path: object) -> None:
+def test_messages_survive_reopening_the_file(db: AgentBase, db_path: Path, hash_embedder: Any) -> None:
     AgentBaseChatMessageHistory("s1", db=db, user_id="alice").add_messages(every_message_type())
-    path = db.sync.path if hasattr(db.sync, "path") else None
     db.sync.close()
-    with AgentBase(path or db.path, embedder=None) as reopened:
+    with AgentBase(db_path, embedder=hash_embedder, ner="regex") as reopened:
         assert AgentBaseChatMessageHistory("s1", db=reopened, user_id="alice").messages == every_message_type()
 
 
@@ -250,7 +251,7 @@ def _contents(messages: list[BaseMessage]) -> list[tuple[str, str]]:
     return [(m.type, m.text) for m in messages]
 
 
-async def test_runnable_with_message_history_invoke_ainvoke_stream(make_history: HistoryFactory) -> None:
+async def test_runnable_with_message_history_invoke_ainvoke_stream_astream(make_history: HistoryFactory) -> None:
     chain = _chain(make_history, ["answer one", "answer two", "answer three"])
     config = {"configurable": {"session_id": "conv"}}
 
@@ -258,6 +259,8 @@ async def test_runnable_with_message_history_invoke_ainvoke_stream(make_history:
     assert (await chain.ainvoke({"question": "second?"}, config=config)).content == "answer two"
     streamed = "".join(chunk.content for chunk in chain.stream({"question": "third?"}, config=config))
     assert streamed == "answer three"
+    astreamed = "".join([chunk.content async for chunk in chain.astream({"question": "fourth?"}, config=config)])
+    assert astreamed == "answer one"  # FakeListChatModel cycles through its responses
 
     assert _contents(make_history("conv").messages) == [
         ("human", "first?"),
@@ -266,6 +269,8 @@ async def test_runnable_with_message_history_invoke_ainvoke_stream(make_history:
         ("ai", "answer two"),
         ("human", "third?"),
         ("AIMessageChunk", "answer three"),
+        ("human", "fourth?"),
+        ("AIMessageChunk", "answer one"),
     ]
 
 

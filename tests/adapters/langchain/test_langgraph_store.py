@@ -352,6 +352,16 @@ def test_namespaces_map_onto_user_scopes(ours: AgentBaseStore, db: AgentBase) ->
     ]
 
 
+def test_items_survive_reopening_the_file(db: AgentBase, db_path: Any, hash_embedder: Any) -> None:
+    AgentBaseStore(db).put(("memories", "u1"), "k", {"text": "kept on disk", "n": [1, 2]})
+    before = AgentBaseStore(db).get(("memories", "u1"), "k")
+    db.sync.close()
+    with AgentBase(db_path, embedder=hash_embedder, ner="regex") as reopened:
+        store = AgentBaseStore(reopened)
+        assert store.get(("memories", "u1"), "k") == before
+        assert store.list_namespaces() == [("memories", "u1")]
+
+
 def test_custom_scope_rule(db: AgentBase) -> None:
     store = AgentBaseStore(db, scope_rule=lambda ns: {"user_id": ns[0], "agent_id": ns[1]} if len(ns) > 1 else {})
     store.put(("carol", "planner"), "k", {"text": "Carol plans trips in spring"})
@@ -390,6 +400,21 @@ def test_ttl_expires_and_refreshes(db: AgentBase) -> None:
     assert db.sync.get(long_entry.id).expires_at == before
     store.get(("t",), "long")
     assert db.sync.get(long_entry.id).expires_at > before  # type: ignore[operator]
+
+
+def test_ttl_config_default_and_no_refresh_on_read(db: AgentBase) -> None:
+    store = AgentBaseStore(db, ttl={"default_ttl": 30, "refresh_on_read": False})
+    store.put(("t",), "k", {"v": 1})
+    store.put(("t",), "never", {"v": 2}, ttl=None)
+    (entry,) = db.sync.list(metadata={"lg_key": "k"})
+    assert entry.expires_at is not None and entry.metadata["lg_ttl"] == 30
+    assert db.sync.list(metadata={"lg_key": "never"})[0].expires_at is None
+    time.sleep(0.01)
+    store.get(("t",), "k")
+    store.search(("t",))
+    assert db.sync.get(entry.id).expires_at == entry.expires_at
+    store.get(("t",), "k", refresh_ttl=True)
+    assert db.sync.get(entry.id).expires_at > entry.expires_at  # type: ignore[operator]
 
 
 async def test_ttl_on_the_async_path(db: AgentBase) -> None:

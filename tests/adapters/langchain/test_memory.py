@@ -113,6 +113,18 @@ async def test_async_twins_match_the_sync_methods(db: AgentBase) -> None:
     assert "Human:" not in (await memory.aload_memory_variables({"input": "hello"}))["history"]
 
 
+def test_memories_written_by_langgraph_are_recalled(db: AgentBase) -> None:
+    from agentbase_adapters.langgraph import AgentBaseStore
+
+    store = AgentBaseStore(db)
+    store.put(("memories", "ada"), "diet", {"text": "Ada is vegetarian"})
+    store.put(("memories", "bob"), "diet", {"text": "Bob is vegan"})
+    memory = LangChainMemoryAdapter(db, owner_id="ada", session_id="dinner")
+    history = memory.load_memory_variables({"input": "Suggest a vegetarian or vegan dinner"})["history"]
+    assert "- Ada is vegetarian" in history.splitlines()
+    assert "Bob" not in history
+
+
 def test_save_context_goes_through_ingest(db: AgentBase, memory: LangChainMemoryAdapter) -> None:
     memory.save_context({"input": "I moved to Porto last year."}, {"response": "How do you like it?"})
     stored = db.sync.list_messages("chat-1")
