@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -171,7 +171,8 @@ _STOP_CAPS = frozenset(
     know knew think thought feel felt guess mine yours ours theirs myself yourself everyone someone
     anyone nobody everything something anything nothing user assistant email call send read write
     find show help use try add open run buy book set plan note keep stop start play watch listen
-    mr mrs ms dr prof sir
+    mr mrs ms dr prof sir don didn doesn isn aren wasn weren won wouldn couldn shouldn haven hasn
+    hadn can ain
     """.split()
 )
 _CONNECTORS = frozenset({"of", "the", "de", "la", "le", "del", "da", "di", "van", "von", "du", "der", "y", "&"})
@@ -238,12 +239,12 @@ class RegexNer:
         return _dedupe(ent for _, ent in found)
 
     def structured_spans(self, text: str) -> list[tuple[int, int, Entity]]:
-        """Only the kinds spaCy does not tag (URLs, e-mails, IPs, paths, quoted titles), with offsets."""
-        kinds = {"URL", "EMAIL", "IP", "PATH", "WORK_OF_ART"}
+        """Kinds spaCy misses or clips (URLs, e-mails, IPs, paths, quoted titles, money), with offsets."""
+        kinds = {"URL", "EMAIL", "IP", "PATH", "WORK_OF_ART", "MONEY"}
         return [(s, e, _make(text[s:e], label)) for s, e, label in self._structured_spans(text) if label in kinds]
 
     @staticmethod
-    def _structured_spans(text: str) -> Iterable[tuple[int, int, str]]:
+    def _structured_spans(text: str) -> Iterator[tuple[int, int, str]]:
         for label, pattern in _STRUCTURED:
             for m in pattern.finditer(text):
                 if label == "WORK_OF_ART":
@@ -253,7 +254,7 @@ class RegexNer:
                     yield m.start(), m.end(), label
 
     @staticmethod
-    def _chinese_spans(text: str) -> Iterable[tuple[int, int, str]]:
+    def _chinese_spans(text: str) -> Iterator[tuple[int, int, str]]:
         if not has_cjk(text):
             return
         for m in _ZH_PLACE.finditer(text):
@@ -268,7 +269,7 @@ class RegexNer:
             yield m.start(), m.end(), "GPE"
 
     @staticmethod
-    def _name_spans(text: str) -> Iterable[tuple[int, int, str]]:
+    def _name_spans(text: str) -> Iterator[tuple[int, int, str]]:
         for m in _CAP_SPAN.finditer(text):
             words = [(m.start() + w.start(), m.start() + w.end(), w.group()) for w in re.finditer(r"\S+", m.group())]
             sentence_initial = _SENTENCE_START.search(text, 0, m.start()) is not None
@@ -297,8 +298,12 @@ class RegexNer:
             yield start, end, _name_label(text, start, [w for _, _, w in words])
 
 
+_CONTRACTION = re.compile(r"['’](?:s|re|ve|ll|d|m|t)$", re.IGNORECASE)
+
+
 def _strip_word(word: str) -> str:
-    return word.rstrip(".,'’").removesuffix("'s").removesuffix("’s")
+    """The bare word: "Caroline's" -> "Caroline", "We're" -> "We", "Don't" -> "Don"."""
+    return _CONTRACTION.sub("", word.rstrip(".,'’"))
 
 
 def _name_label(text: str, start: int, words: list[str]) -> str:
@@ -370,11 +375,35 @@ def _first_loadable(names: Sequence[str]) -> tuple[str, Any] | None:
     return None
 
 
+# Labels that make poor tags: "ner_yesterday" or "ner_3" would link unrelated turns. Dates are
+# resolved by text.dates instead; a DATE with a digit or a month name ("May 2023") is kept.
+_NOISY_LABELS = frozenset({"TIME", "ORDINAL", "CARDINAL"})
+_MONTH_WORD = re.compile(rf"\b{_MONTHS}\b|\d", re.IGNORECASE)
+_DIGIT = re.compile(r"\d")
+
+
+def _keep_spacy_entity(label: str, text: str) -> bool:
+    if label in _NOISY_LABELS:
+        return False
+    return label != "DATE" or _MONTH_WORD.search(text) is not None
+
+
+def _worth_spacy(text: str) -> bool:
+    """True if spaCy could find a name here: a capitalised non-stop word, or a number.
+
+    Most chat turns ("Thanks, that means a lot!") have neither; skipping them roughly doubles
+    ingest speed and loses only the labels filtered out above.
+    """
+    return _DIGIT.search(text) is not None or next(RegexNer._name_spans(text), None) is not None
+
+
 def _spacy_entities(doc: Any, text: str, regex: RegexNer) -> list[Entity]:
     # spaCy's sm models tag e-mails and URLs as PERSON/ORG fragments: our patterns win there
-    spans = regex.structured_spans(text) if any(c in text for c in "@/\\.\"“") else []
+    spans = regex.structured_spans(text)
     found = [(s, ent) for s, _, ent in spans]
-    for e in doc.ents:
+    for e in doc.ents if doc is not None else ():
+        if not _keep_spacy_entity(e.label_, e.text):
+            continue
         if not any(s < e.end_char and e.start_char < end for s, end, _ in spans):
             found.append((e.start_char, _make(e.text, e.label_)))
     found.sort(key=lambda pair: pair[0])
@@ -434,10 +463,13 @@ class NerChain:
                 for i in idx:
                     out[i] = self._regex.extract(texts[i])
             else:
-                docs = nlp.pipe((texts[i] for i in idx), batch_size=256)
-                for i, doc in zip(idx, docs):
-                    out[i] = _spacy_entities(doc, texts[i], self._regex)
-                    if nlp is self._zh_nlp:  # zh models miss our suffix patterns; merge them in
+                zh = nlp is self._zh_nlp
+                todo = idx if zh else [i for i in idx if _worth_spacy(texts[i])]
+                docs = nlp.pipe((texts[i] for i in todo), batch_size=256)
+                by_index = dict(zip(todo, docs))
+                for i in idx:
+                    out[i] = _spacy_entities(by_index.get(i), texts[i], self._regex)
+                    if zh:  # zh models miss our suffix patterns; merge them in
                         out[i] = _dedupe([*out[i], *self._regex.extract(texts[i])])
         return [ents if ents is not None else [] for ents in out]
 

@@ -41,6 +41,21 @@ def test_spacy_stage_keeps_structured_entities_from_patterns(ner: NerChain) -> N
     assert labels["https://example.org/upload"] == "URL"
 
 
+def test_spacy_stage_drops_labels_that_make_poor_tags(ner: NerChain) -> None:
+    ents = ner.extract("Tom called me yesterday at 9pm, the second time in 3 days, about the $45 refund from May 2023.")
+    labels = {e.norm: e.label for e in ents}
+    assert "yesterday" not in labels
+    assert not {"TIME", "ORDINAL", "CARDINAL"} & set(labels.values())
+    assert labels["$45"] == "MONEY"
+    assert labels["may 2023"] == "DATE"
+    assert labels["tom"] == "PERSON"
+
+
+def test_turns_without_name_candidates_skip_spacy_but_keep_patterns(ner: NerChain) -> None:
+    assert ner.extract("thanks, that means a lot to me!") == []
+    assert [e.label for e in ner.extract("see ~/notes/todo.md when you can")] == ["PATH"]
+
+
 def test_chinese_goes_to_regex_even_with_english_spacy(ner: NerChain) -> None:
     ents = ner.extract("我住在北京市朝阳区，在阿里巴巴集团工作，毕业于清华大学。")
     assert [(e.text, e.label) for e in ents] == [
@@ -149,6 +164,7 @@ def test_regex_ner_finds(regex: RegexNer, text: str, expected: tuple[str, str]) 
         pytest.param("The weather is nice. Thanks for asking!", id="sentence-initial-stopwords"),
         pytest.param("Painting is fun. Hiking is better.", id="sentence-initial-gerunds"),
         pytest.param("I think I'll stay home.", id="pronoun-I"),
+        pytest.param("Thanks! We're proud. You've done it. Don't worry.", id="contractions"),
         pytest.param("好的，谢谢你的建议。", id="zh-no-suffix-names"),
     ],
 )
