@@ -36,10 +36,7 @@ def _worker(path: str, user: str, start: Any) -> None:
 
 
 def test_two_processes_write_one_file(tmp_path: Path) -> None:
-    path = str(tmp_path / "shared.db")
-    with AgentBase(path, embedder=None, ner=None) as db:
-        db.sync.create_session("shared")  # the shared, unscoped session
-
+    path = str(tmp_path / "shared.db")  # not created yet: both processes also race to migrate it
     ctx = multiprocessing.get_context("spawn")
     start = ctx.Barrier(2)
     procs = [ctx.Process(target=_worker, args=(path, user, start)) for user in ("alice", "bob")]
