@@ -39,7 +39,9 @@ def responder(messages: list[dict[str, str]], context: list[dict[str, Any]]) -> 
 def assistants_code(client: OpenAI) -> str:
     """Unchanged Assistants code: a thread, some messages, a run, the reply."""
     thread = client.beta.threads.create(metadata={"user_id": "alice", "agent_id": "travel-bot"})
-    client.beta.threads.messages.create(thread.id, role="user", content="I'm vegetarian and I love spicy food.")
+    client.beta.threads.messages.create(
+        thread.id, role="user", content="I'm vegetarian and I love spicy food."
+    )
     client.beta.threads.messages.create(thread.id, role="user", content="Next week I fly to Osaka.")
     client.beta.threads.messages.create(thread.id, role="user", content="What food should I try there?")
     run = client.beta.threads.runs.create_and_poll(thread_id=thread.id, assistant_id="asst_travel")

@@ -145,7 +145,8 @@ def check_limit(value: Any, *, default: int = 20) -> int:
         )
     if value > 100:
         raise invalid(
-            f"Invalid 'limit': integer above maximum value. Expected a value <= 100, but got {value} instead.",
+            "Invalid 'limit': integer above maximum value. "
+            f"Expected a value <= 100, but got {value} instead.",
             param="limit",
             code="integer_above_max_value",
         )

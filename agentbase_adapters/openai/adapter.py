@@ -139,12 +139,12 @@ def _check_item(item: Any, *, param: str) -> dict[str, Any]:
     kind = item.get("type", "message" if "role" in item else None)
     if not isinstance(kind, str):
         raise invalid(
-            f"Missing required parameter: '{param}.type'.", param=f"{param}.type", code="missing_required_parameter"
+            f"Missing required parameter: '{param}.type'.",
+            param=f"{param}.type",
+            code="missing_required_parameter",
         )
     if kind == "message":
-        check_choice(
-            item.get("role"), ("user", "assistant", "system", "developer"), param=f"{param}.role"
-        )
+        check_choice(item.get("role"), ("user", "assistant", "system", "developer"), param=f"{param}.role")
         if not isinstance(item.get("content"), str | list):
             raise invalid(
                 f"Invalid type for '{param}.content': expected a string or an array of content "
@@ -155,9 +155,7 @@ def _check_item(item: Any, *, param: str) -> dict[str, Any]:
     return dict(item)
 
 
-def _to_record(
-    obj: Mapping[str, Any], *, shape: Shape, param: str = "content"
-) -> dict[str, Any]:
+def _to_record(obj: Mapping[str, Any], *, shape: Shape, param: str = "content") -> dict[str, Any]:
     """An OpenAI message or item -> the keyword arguments of the kernel's ``add_message``.
 
     ``shape="thread"``: ``obj`` is a ``messages.create`` body (``role``, ``content``,
@@ -457,7 +455,9 @@ class _Operations:
         )
         return session
 
-    def _update_state(self, session_id: str, change: Callable[[Session, dict[str, Any]], None]) -> _Op[Session]:
+    def _update_state(
+        self, session_id: str, change: Callable[[Session, dict[str, Any]], None]
+    ) -> _Op[Session]:
         # Read-modify-write of the session's metadata: the kernel has no partial update.
         session: Session = yield from self._session(session_id)
         state = _state(session)
@@ -503,7 +503,9 @@ class _Operations:
         session = yield from self._session(thread_id)
         return _thread(session)
 
-    def modify_thread(self, thread_id: str, *, metadata: Any = _UNSET, tool_resources: Any = _UNSET) -> _Op[dict[str, Any]]:
+    def modify_thread(
+        self, thread_id: str, *, metadata: Any = _UNSET, tool_resources: Any = _UNSET
+    ) -> _Op[dict[str, Any]]:
         meta = None if metadata is _UNSET else check_metadata(metadata)
 
         def change(session: Session, state: dict[str, Any]) -> None:
@@ -562,11 +564,15 @@ class _Operations:
         data = [_from_record(record, shape=shape) for record in records[:size]]
         return page(data, has_more=len(records) > size)
 
-    def retrieve_message(self, thread_id: str, message_id: str, *, shape: Shape = "thread") -> _Op[dict[str, Any]]:
+    def retrieve_message(
+        self, thread_id: str, message_id: str, *, shape: Shape = "thread"
+    ) -> _Op[dict[str, Any]]:
         message = yield from self._message(thread_id, _k("get_message", thread_id, message_id))
         return _from_record(message, shape=shape)
 
-    def modify_message(self, thread_id: str, message_id: str, *, metadata: Any = _UNSET) -> _Op[dict[str, Any]]:
+    def modify_message(
+        self, thread_id: str, message_id: str, *, metadata: Any = _UNSET
+    ) -> _Op[dict[str, Any]]:
         if metadata is _UNSET:
             message = yield from self._message(thread_id, _k("get_message", thread_id, message_id))
         else:
@@ -646,7 +652,11 @@ class _Operations:
             "usage": None,
             "parallel_tool_calls": True,
             **{key: None for key in _RUN_OPTIONS},
-            **{key: value for key, value in (options or {}).items() if key in _RUN_OPTIONS or key == "parallel_tool_calls"},
+            **{
+                key: value
+                for key, value in (options or {}).items()
+                if key in _RUN_OPTIONS or key == "parallel_tool_calls"
+            },
         }
         if extra:
             yield _k("add_messages", thread_id, extra)
@@ -656,7 +666,9 @@ class _Operations:
             message = _from_record(record, shape="thread")
             text = "\n".join(b["text"]["value"] for b in message["content"] if b["type"] == "text")
             chat.append({"role": message["role"], "content": text})
-        query = next((m["content"] for m in reversed(chat) if m["role"] == "user" and m["content"].strip()), None)
+        query = next(
+            (m["content"] for m in reversed(chat) if m["role"] == "user" and m["content"].strip()), None
+        )
         context = (yield from self._find(session, query, top_k)) if query else []
         try:
             reply = yield _Respond(chat, context)
@@ -666,16 +678,28 @@ class _Operations:
             run.update(
                 status="failed",
                 failed_at=epoch(None),
-                last_error={"code": "server_error", "message": f"The responder failed: {type(exc).__name__}: {exc}"},
+                last_error={
+                    "code": "server_error",
+                    "message": f"The responder failed: {type(exc).__name__}: {exc}",
+                },
             )
         else:
-            answer = {"role": "assistant", "content": reply, "assistant_id": assistant_id, "run_id": run["id"]}
+            answer = {
+                "role": "assistant",
+                "content": reply,
+                "assistant_id": assistant_id,
+                "run_id": run["id"],
+            }
             yield _k("add_message", thread_id, **_to_record(answer, shape="thread"))
             words = sum(len(m["content"].split()) for m in chat)
             run.update(
                 status="completed",
                 completed_at=epoch(None),
-                usage={"prompt_tokens": words, "completion_tokens": len(reply.split()), "total_tokens": words + len(reply.split())},
+                usage={
+                    "prompt_tokens": words,
+                    "completion_tokens": len(reply.split()),
+                    "total_tokens": words + len(reply.split()),
+                },
             )
         yield from self._update_state(thread_id, lambda _, state: state.setdefault("runs", []).append(run))
         return run
@@ -690,7 +714,11 @@ class _Operations:
                 code="responder_not_configured",
             )
         if stream:
-            raise invalid("Streaming runs are not supported by this server; call runs.create without stream=True.", param="stream", code="unsupported_parameter")
+            raise invalid(
+                "Streaming runs are not supported by this server; call runs.create without stream=True.",
+                param="stream",
+                code="unsupported_parameter",
+            )
 
     def create_thread_and_run(
         self, *, assistant_id: Any, thread: Any = None, **run: Any
@@ -720,11 +748,19 @@ class _Operations:
         raise NotFoundError(f"No run found with id '{run_id}'.")
 
     def list_runs(
-        self, thread_id: str, *, limit: Any = None, order: Any = None, after: str | None = None, before: str | None = None
+        self,
+        thread_id: str,
+        *,
+        limit: Any = None,
+        order: Any = None,
+        after: str | None = None,
+        before: str | None = None,
     ) -> _Op[dict[str, Any]]:
         size = check_limit(limit)
         direction = check_choice(order or "desc", ("asc", "desc"), param="order")
-        runs = _window((yield from self._runs(thread_id)), order=direction, after=after or None, before=before or None)
+        runs = _window(
+            (yield from self._runs(thread_id)), order=direction, after=after or None, before=before or None
+        )
         return page(runs[:size], has_more=len(runs) > size)
 
     def modify_run(self, thread_id: str, run_id: str, *, metadata: Any = _UNSET) -> _Op[dict[str, Any]]:
@@ -786,11 +822,14 @@ class _Operations:
 
     def create_items(self, conversation_id: str, *, items: Any) -> _Op[dict[str, Any]]:
         if items is None:
-            raise invalid("Missing required parameter: 'items'.", param="items", code="missing_required_parameter")
+            raise invalid(
+                "Missing required parameter: 'items'.", param="items", code="missing_required_parameter"
+            )
         records = self._item_records(items, max_items=20)
         if not records:
             raise invalid(
-                "Invalid 'items': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+                "Invalid 'items': empty array. Expected an array with minimum length 1, "
+                "but got an empty array instead.",
                 param="items",
                 code="empty_array",
             )
@@ -874,7 +913,10 @@ class OpenAIAssistantAdapter:
 
     def __init__(self, db: AgentBase, *, responder: Responder | None = None) -> None:
         if responder is not None and inspect.iscoroutinefunction(responder):
-            raise TypeError("An async responder needs AsyncOpenAIAssistantAdapter (or the server); pass a plain function here.")
+            raise TypeError(
+                "An async responder needs AsyncOpenAIAssistantAdapter (or the server); "
+                "pass a plain function here."
+            )
         self.db = db
         self.responder = responder
         self._ops = _Operations(has_responder=responder is not None)
@@ -883,15 +925,29 @@ class OpenAIAssistantAdapter:
         return _drive_sync(op, self.db.sync, self.responder)
 
     # threads
-    def create_thread(self, *, messages: list[dict[str, Any]] | None = None, metadata: dict[str, str] | None = None, tool_resources: dict[str, Any] | None = None) -> dict[str, Any]:
+    def create_thread(
+        self,
+        *,
+        messages: list[dict[str, Any]] | None = None,
+        metadata: dict[str, str] | None = None,
+        tool_resources: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         """Create a thread (a kernel session; ``metadata`` user_id / agent_id / project_id set its scope)."""
-        return self._run(self._ops.create_thread(messages=messages, metadata=metadata, tool_resources=tool_resources))
+        return self._run(
+            self._ops.create_thread(messages=messages, metadata=metadata, tool_resources=tool_resources)
+        )
 
     def retrieve_thread(self, thread_id: str) -> dict[str, Any]:
         """Return the thread; ``SessionNotFound`` if there is none."""
         return self._run(self._ops.retrieve_thread(thread_id))
 
-    def modify_thread(self, thread_id: str, *, metadata: dict[str, str] | None = _UNSET, tool_resources: dict[str, Any] | None = _UNSET) -> dict[str, Any]:
+    def modify_thread(
+        self,
+        thread_id: str,
+        *,
+        metadata: dict[str, str] | None = _UNSET,
+        tool_resources: dict[str, Any] | None = _UNSET,
+    ) -> dict[str, Any]:
         """Replace the thread's metadata (its scope keys cannot change) and/or tool resources."""
         return self._run(self._ops.modify_thread(thread_id, metadata=metadata, tool_resources=tool_resources))
 
@@ -900,19 +956,46 @@ class OpenAIAssistantAdapter:
         return self._run(self._ops.delete_thread(thread_id))
 
     # messages
-    def create_message(self, thread_id: str, *, role: str, content: str | list[dict[str, Any]], attachments: list[dict[str, Any]] | None = None, metadata: dict[str, str] | None = None) -> dict[str, Any]:
+    def create_message(
+        self,
+        thread_id: str,
+        *,
+        role: str,
+        content: str | list[dict[str, Any]],
+        attachments: list[dict[str, Any]] | None = None,
+        metadata: dict[str, str] | None = None,
+    ) -> dict[str, Any]:
         """Add a ``user`` or ``assistant`` message; its text is ingested into the thread's scope."""
-        return self._run(self._ops.create_message(thread_id, role=role, content=content, attachments=attachments, metadata=metadata))
+        return self._run(
+            self._ops.create_message(
+                thread_id, role=role, content=content, attachments=attachments, metadata=metadata
+            )
+        )
 
-    def list_messages(self, thread_id: str, *, limit: int | None = None, order: str | None = None, after: str | None = None, before: str | None = None, run_id: str | None = None) -> dict[str, Any]:
+    def list_messages(
+        self,
+        thread_id: str,
+        *,
+        limit: int | None = None,
+        order: str | None = None,
+        after: str | None = None,
+        before: str | None = None,
+        run_id: str | None = None,
+    ) -> dict[str, Any]:
         """One page of messages (``limit`` 1-100, default 20; ``order`` default ``"desc"``)."""
-        return self._run(self._ops.list_messages(thread_id, limit=limit, order=order, after=after, before=before, run_id=run_id))
+        return self._run(
+            self._ops.list_messages(
+                thread_id, limit=limit, order=order, after=after, before=before, run_id=run_id
+            )
+        )
 
     def retrieve_message(self, thread_id: str, message_id: str) -> dict[str, Any]:
         """Return one message; ``MessageNotFound`` / ``SessionNotFound``."""
         return self._run(self._ops.retrieve_message(thread_id, message_id))
 
-    def modify_message(self, thread_id: str, message_id: str, *, metadata: dict[str, str] | None = _UNSET) -> dict[str, Any]:
+    def modify_message(
+        self, thread_id: str, message_id: str, *, metadata: dict[str, str] | None = _UNSET
+    ) -> dict[str, Any]:
         """Replace a message's metadata."""
         return self._run(self._ops.modify_message(thread_id, message_id, metadata=metadata))
 
@@ -964,28 +1047,45 @@ class OpenAIAssistantAdapter:
             )
         )
 
-    def create_thread_and_run(self, *, assistant_id: str, thread: dict[str, Any] | None = None, **run: Any) -> dict[str, Any]:
-        """Create a thread from ``thread`` (``messages``, ``metadata``, ``tool_resources``) and run it (``run``: ``create_run``'s options)."""
+    def create_thread_and_run(
+        self, *, assistant_id: str, thread: dict[str, Any] | None = None, **run: Any
+    ) -> dict[str, Any]:
+        """Create a thread from ``thread`` (``messages``, ``metadata``, ``tool_resources``) and run it.
+
+        ``run`` takes ``create_run``'s keyword arguments.
+        """
         return self._run(self._ops.create_thread_and_run(assistant_id=assistant_id, thread=thread, **run))
 
     def cancel_run(self, thread_id: str, run_id: str) -> dict[str, Any]:
-        """Runs finish inside ``create_run``, so this raises ``InvalidArgument`` ("Cannot cancel run with status ...")."""
+        """Runs finish inside ``create_run``: this raises ``InvalidArgument`` ("Cannot cancel run ...")."""
         return self._run(self._ops.cancel_run(thread_id, run_id))
 
     def retrieve_run(self, thread_id: str, run_id: str) -> dict[str, Any]:
         """Return a run; ``NotFoundError`` if the thread has none with this id."""
         return self._run(self._ops.retrieve_run(thread_id, run_id))
 
-    def list_runs(self, thread_id: str, *, limit: int | None = None, order: str | None = None, after: str | None = None, before: str | None = None) -> dict[str, Any]:
+    def list_runs(
+        self,
+        thread_id: str,
+        *,
+        limit: int | None = None,
+        order: str | None = None,
+        after: str | None = None,
+        before: str | None = None,
+    ) -> dict[str, Any]:
         """One page of the thread's runs."""
         return self._run(self._ops.list_runs(thread_id, limit=limit, order=order, after=after, before=before))
 
-    def modify_run(self, thread_id: str, run_id: str, *, metadata: dict[str, str] | None = _UNSET) -> dict[str, Any]:
+    def modify_run(
+        self, thread_id: str, run_id: str, *, metadata: dict[str, str] | None = _UNSET
+    ) -> dict[str, Any]:
         """Replace a run's metadata."""
         return self._run(self._ops.modify_run(thread_id, run_id, metadata=metadata))
 
     # conversations
-    def create_conversation(self, *, items: list[dict[str, Any]] | None = None, metadata: dict[str, str] | None = None) -> dict[str, Any]:
+    def create_conversation(
+        self, *, items: list[dict[str, Any]] | None = None, metadata: dict[str, str] | None = None
+    ) -> dict[str, Any]:
         """Create a conversation (a kernel session) with up to 20 initial items."""
         return self._run(self._ops.create_conversation(items=items, metadata=metadata))
 
@@ -1005,9 +1105,18 @@ class OpenAIAssistantAdapter:
         """Add up to 20 Responses input items; returns them as a list object."""
         return self._run(self._ops.create_items(conversation_id, items=items))
 
-    def list_items(self, conversation_id: str, *, limit: int | None = None, order: str | None = None, after: str | None = None) -> dict[str, Any]:
+    def list_items(
+        self,
+        conversation_id: str,
+        *,
+        limit: int | None = None,
+        order: str | None = None,
+        after: str | None = None,
+    ) -> dict[str, Any]:
         """One page of items (``order`` default ``"desc"``, as OpenAI's)."""
-        return self._run(self._ops.list_messages(conversation_id, limit=limit, order=order, after=after, shape="item"))
+        return self._run(
+            self._ops.list_messages(conversation_id, limit=limit, order=order, after=after, shape="item")
+        )
 
     def retrieve_item(self, conversation_id: str, item_id: str) -> dict[str, Any]:
         """Return one item; ``MessageNotFound`` / ``SessionNotFound``."""
@@ -1039,36 +1148,79 @@ class AsyncOpenAIAssistantAdapter:
         return await _drive_async(op, self.db, self.responder)
 
     # threads
-    async def create_thread(self, *, messages: list[dict[str, Any]] | None = None, metadata: dict[str, str] | None = None, tool_resources: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def create_thread(
+        self,
+        *,
+        messages: list[dict[str, Any]] | None = None,
+        metadata: dict[str, str] | None = None,
+        tool_resources: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         """Create a thread (a kernel session; ``metadata`` user_id / agent_id / project_id set its scope)."""
-        return await self._run(self._ops.create_thread(messages=messages, metadata=metadata, tool_resources=tool_resources))
+        return await self._run(
+            self._ops.create_thread(messages=messages, metadata=metadata, tool_resources=tool_resources)
+        )
 
     async def retrieve_thread(self, thread_id: str) -> dict[str, Any]:
         """Return the thread; ``SessionNotFound`` if there is none."""
         return await self._run(self._ops.retrieve_thread(thread_id))
 
-    async def modify_thread(self, thread_id: str, *, metadata: dict[str, str] | None = _UNSET, tool_resources: dict[str, Any] | None = _UNSET) -> dict[str, Any]:
+    async def modify_thread(
+        self,
+        thread_id: str,
+        *,
+        metadata: dict[str, str] | None = _UNSET,
+        tool_resources: dict[str, Any] | None = _UNSET,
+    ) -> dict[str, Any]:
         """Replace the thread's metadata (its scope keys cannot change) and/or tool resources."""
-        return await self._run(self._ops.modify_thread(thread_id, metadata=metadata, tool_resources=tool_resources))
+        return await self._run(
+            self._ops.modify_thread(thread_id, metadata=metadata, tool_resources=tool_resources)
+        )
 
     async def delete_thread(self, thread_id: str) -> dict[str, Any]:
         """Delete the thread, its messages and the memories made from them."""
         return await self._run(self._ops.delete_thread(thread_id))
 
     # messages
-    async def create_message(self, thread_id: str, *, role: str, content: str | list[dict[str, Any]], attachments: list[dict[str, Any]] | None = None, metadata: dict[str, str] | None = None) -> dict[str, Any]:
+    async def create_message(
+        self,
+        thread_id: str,
+        *,
+        role: str,
+        content: str | list[dict[str, Any]],
+        attachments: list[dict[str, Any]] | None = None,
+        metadata: dict[str, str] | None = None,
+    ) -> dict[str, Any]:
         """Add a ``user`` or ``assistant`` message; its text is ingested into the thread's scope."""
-        return await self._run(self._ops.create_message(thread_id, role=role, content=content, attachments=attachments, metadata=metadata))
+        return await self._run(
+            self._ops.create_message(
+                thread_id, role=role, content=content, attachments=attachments, metadata=metadata
+            )
+        )
 
-    async def list_messages(self, thread_id: str, *, limit: int | None = None, order: str | None = None, after: str | None = None, before: str | None = None, run_id: str | None = None) -> dict[str, Any]:
+    async def list_messages(
+        self,
+        thread_id: str,
+        *,
+        limit: int | None = None,
+        order: str | None = None,
+        after: str | None = None,
+        before: str | None = None,
+        run_id: str | None = None,
+    ) -> dict[str, Any]:
         """One page of messages (``limit`` 1-100, default 20; ``order`` default ``"desc"``)."""
-        return await self._run(self._ops.list_messages(thread_id, limit=limit, order=order, after=after, before=before, run_id=run_id))
+        return await self._run(
+            self._ops.list_messages(
+                thread_id, limit=limit, order=order, after=after, before=before, run_id=run_id
+            )
+        )
 
     async def retrieve_message(self, thread_id: str, message_id: str) -> dict[str, Any]:
         """Return one message; ``MessageNotFound`` / ``SessionNotFound``."""
         return await self._run(self._ops.retrieve_message(thread_id, message_id))
 
-    async def modify_message(self, thread_id: str, message_id: str, *, metadata: dict[str, str] | None = _UNSET) -> dict[str, Any]:
+    async def modify_message(
+        self, thread_id: str, message_id: str, *, metadata: dict[str, str] | None = _UNSET
+    ) -> dict[str, Any]:
         """Replace a message's metadata."""
         return await self._run(self._ops.modify_message(thread_id, message_id, metadata=metadata))
 
@@ -1120,28 +1272,49 @@ class AsyncOpenAIAssistantAdapter:
             )
         )
 
-    async def create_thread_and_run(self, *, assistant_id: str, thread: dict[str, Any] | None = None, **run: Any) -> dict[str, Any]:
-        """Create a thread from ``thread`` (``messages``, ``metadata``, ``tool_resources``) and run it (``run``: ``create_run``'s options)."""
-        return await self._run(self._ops.create_thread_and_run(assistant_id=assistant_id, thread=thread, **run))
+    async def create_thread_and_run(
+        self, *, assistant_id: str, thread: dict[str, Any] | None = None, **run: Any
+    ) -> dict[str, Any]:
+        """Create a thread from ``thread`` (``messages``, ``metadata``, ``tool_resources``) and run it.
+
+        ``run`` takes ``create_run``'s keyword arguments.
+        """
+        return await self._run(
+            self._ops.create_thread_and_run(assistant_id=assistant_id, thread=thread, **run)
+        )
 
     async def cancel_run(self, thread_id: str, run_id: str) -> dict[str, Any]:
-        """Runs finish inside ``create_run``, so this raises ``InvalidArgument`` ("Cannot cancel run with status ...")."""
+        """Runs finish inside ``create_run``: this raises ``InvalidArgument`` ("Cannot cancel run ...")."""
         return await self._run(self._ops.cancel_run(thread_id, run_id))
 
     async def retrieve_run(self, thread_id: str, run_id: str) -> dict[str, Any]:
         """Return a run; ``NotFoundError`` if the thread has none with this id."""
         return await self._run(self._ops.retrieve_run(thread_id, run_id))
 
-    async def list_runs(self, thread_id: str, *, limit: int | None = None, order: str | None = None, after: str | None = None, before: str | None = None) -> dict[str, Any]:
+    async def list_runs(
+        self,
+        thread_id: str,
+        *,
+        limit: int | None = None,
+        order: str | None = None,
+        after: str | None = None,
+        before: str | None = None,
+    ) -> dict[str, Any]:
         """One page of the thread's runs."""
-        return await self._run(self._ops.list_runs(thread_id, limit=limit, order=order, after=after, before=before))
+        return await self._run(
+            self._ops.list_runs(thread_id, limit=limit, order=order, after=after, before=before)
+        )
 
-    async def modify_run(self, thread_id: str, run_id: str, *, metadata: dict[str, str] | None = _UNSET) -> dict[str, Any]:
+    async def modify_run(
+        self, thread_id: str, run_id: str, *, metadata: dict[str, str] | None = _UNSET
+    ) -> dict[str, Any]:
         """Replace a run's metadata."""
         return await self._run(self._ops.modify_run(thread_id, run_id, metadata=metadata))
 
     # conversations
-    async def create_conversation(self, *, items: list[dict[str, Any]] | None = None, metadata: dict[str, str] | None = None) -> dict[str, Any]:
+    async def create_conversation(
+        self, *, items: list[dict[str, Any]] | None = None, metadata: dict[str, str] | None = None
+    ) -> dict[str, Any]:
         """Create a conversation (a kernel session) with up to 20 initial items."""
         return await self._run(self._ops.create_conversation(items=items, metadata=metadata))
 
@@ -1149,7 +1322,9 @@ class AsyncOpenAIAssistantAdapter:
         """Return the conversation; ``SessionNotFound`` if there is none."""
         return await self._run(self._ops.retrieve_conversation(conversation_id))
 
-    async def update_conversation(self, conversation_id: str, *, metadata: dict[str, str] | None) -> dict[str, Any]:
+    async def update_conversation(
+        self, conversation_id: str, *, metadata: dict[str, str] | None
+    ) -> dict[str, Any]:
         """Replace the conversation's metadata (its scope keys cannot change)."""
         return await self._run(self._ops.update_conversation(conversation_id, metadata=metadata))
 
@@ -1161,9 +1336,18 @@ class AsyncOpenAIAssistantAdapter:
         """Add up to 20 Responses input items; returns them as a list object."""
         return await self._run(self._ops.create_items(conversation_id, items=items))
 
-    async def list_items(self, conversation_id: str, *, limit: int | None = None, order: str | None = None, after: str | None = None) -> dict[str, Any]:
+    async def list_items(
+        self,
+        conversation_id: str,
+        *,
+        limit: int | None = None,
+        order: str | None = None,
+        after: str | None = None,
+    ) -> dict[str, Any]:
         """One page of items (``order`` default ``"desc"``, as OpenAI's)."""
-        return await self._run(self._ops.list_messages(conversation_id, limit=limit, order=order, after=after, shape="item"))
+        return await self._run(
+            self._ops.list_messages(conversation_id, limit=limit, order=order, after=after, shape="item")
+        )
 
     async def retrieve_item(self, conversation_id: str, item_id: str) -> dict[str, Any]:
         """Return one item; ``MessageNotFound`` / ``SessionNotFound``."""

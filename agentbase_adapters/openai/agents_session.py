@@ -22,7 +22,7 @@ __all__ = ["AgentBaseSession"]
 
 
 class AgentBaseSession:
-    """An ``agents`` Session whose items live in one agentbase session (``get_items``, ``add_items``, ``pop_item``, ``clear_session``).
+    """An openai-agents ``Session`` whose items are the messages of one agentbase session.
 
     Usage::
 

@@ -164,7 +164,9 @@ def _endpoint(kind: str, handler: Callable[[Request], Awaitable[Any]]) -> _Endpo
             return _error(400, str(exc), param=getattr(exc, "param", None), code=getattr(exc, "code", None))
         except AgentBaseError as exc:
             _log.exception("agentbase failed on %s %s", request.method, request.url.path)
-            return _error(500, f"The server had an error while processing your request: {exc}", kind="server_error")
+            return _error(
+                500, f"The server had an error while processing your request: {exc}", kind="server_error"
+            )
 
     return endpoint
 
@@ -298,7 +300,9 @@ def create_app(
             return await oa.retrieve_item(conversation_id, item_id)
         return await oa.delete_item(conversation_id, item_id)
 
-    def route(path: str, handler: Callable[[Request], Awaitable[Any]], *methods: str, kind: str = "thread") -> Route:
+    def route(
+        path: str, handler: Callable[[Request], Awaitable[Any]], *methods: str, kind: str = "thread"
+    ) -> Route:
         return Route(path, _endpoint(kind, handler), methods=list(methods))
 
     routes = [
@@ -311,9 +315,13 @@ def create_app(
         route("/v1/threads/{thread_id}/runs/{run_id}", run, "GET", "POST"),
         route("/v1/threads/{thread_id}/runs/{run_id}/cancel", cancel_run, "POST"),
         route("/v1/conversations", create_conversation, "POST", kind="conversation"),
-        route("/v1/conversations/{conversation_id}", conversation, "GET", "POST", "DELETE", kind="conversation"),
+        route(
+            "/v1/conversations/{conversation_id}", conversation, "GET", "POST", "DELETE", kind="conversation"
+        ),
         route("/v1/conversations/{conversation_id}/items", items, "GET", "POST", kind="conversation"),
-        route("/v1/conversations/{conversation_id}/items/{item_id}", item, "GET", "DELETE", kind="conversation"),
+        route(
+            "/v1/conversations/{conversation_id}/items/{item_id}", item, "GET", "DELETE", kind="conversation"
+        ),
     ]
 
     async def not_routed(request: Request, exc: Exception) -> Response:

@@ -64,7 +64,7 @@ async def aclient(wire: WireChecker) -> AsyncIterator[openai.AsyncOpenAI]:
     """The real ``openai.AsyncOpenAI`` over ``httpx.ASGITransport``."""
     transport = httpx.ASGITransport(app=wire)
     async with httpx.AsyncClient(transport=transport) as http:
-        yield openai.AsyncOpenAI(api_key="sk-test", base_url="http://agentbase.test/v1", max_retries=0, http_client=http)
+        yield openai.AsyncOpenAI(
+            api_key="sk-test", base_url="http://agentbase.test/v1", max_retries=0, http_client=http
+        )
     assert wire.checked > 0
-
-

@@ -104,7 +104,9 @@ def reply_with_context(messages: list[dict[str, str]], context: list[dict[str, A
 def sync_client(app: Any, *, api_key: str = "sk-test") -> tuple[openai.OpenAI, TestClient]:
     # TestClient is an httpx.Client whose transport runs the ASGI app in-process.
     http = TestClient(app, base_url="http://agentbase.test", client=("127.0.0.1", 50000))
-    client = openai.OpenAI(api_key=api_key, base_url="http://agentbase.test/v1", max_retries=0, http_client=http)
+    client = openai.OpenAI(
+        api_key=api_key, base_url="http://agentbase.test/v1", max_retries=0, http_client=http
+    )
     return client, http
 
 

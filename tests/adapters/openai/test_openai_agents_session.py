@@ -33,7 +33,9 @@ class EchoModel(Model):
     def __init__(self) -> None:
         self.inputs: list[Any] = []
 
-    async def get_response(self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any) -> ModelResponse:
+    async def get_response(
+        self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any
+    ) -> ModelResponse:
         self.inputs.append(input)
         text = f"reply #{len(self.inputs)} after {len(input)} items"
         message = ResponseOutputMessage(
@@ -67,8 +69,14 @@ def test_implements_the_session_protocol(session: AgentBaseSession) -> None:
 async def test_items_round_trip_verbatim(session: AgentBaseSession) -> None:
     items: list[Any] = [
         user("hi"),
-        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "hello", "annotations": []}], "status": "completed", "id": "msg_x"},
-        {"type": "function_call", "call_id": "c1", "name": "lookup", "arguments": "{\"q\": 1}"},
+        {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "hello", "annotations": []}],
+            "status": "completed",
+            "id": "msg_x",
+        },
+        {"type": "function_call", "call_id": "c1", "name": "lookup", "arguments": '{"q": 1}'},
         {"type": "function_call_output", "call_id": "c1", "output": "42"},
     ]
     await session.add_items(items)
@@ -99,8 +107,13 @@ async def test_items_are_memories_in_the_session_scope(session: AgentBaseSession
     await session.add_items([user("My favourite mountain is Mont Aiguille")])
     other = AgentBaseSession("conv_agents_2", db, user_id="bob")
     await other.add_items([user("I collect stamps")])
-    assert any("Aiguille" in h.content for h in await db.find("favourite mountain Aiguille", session_id="conv_agents_1"))
-    assert not any("Aiguille" in h.content for h in await db.find("favourite mountain Aiguille", user_id="bob"))
+    assert any(
+        "Aiguille" in h.content
+        for h in await db.find("favourite mountain Aiguille", session_id="conv_agents_1")
+    )
+    assert not any(
+        "Aiguille" in h.content for h in await db.find("favourite mountain Aiguille", user_id="bob")
+    )
 
 
 async def test_scope_conflict_is_a_scope_error(db: AgentBase) -> None:
@@ -121,13 +134,20 @@ async def test_runner_keeps_history_in_agentbase(session: AgentBaseSession, db: 
     assert [item.get("role") for item in history] == ["user", "assistant", "user", "assistant"]
     # The same history, read as an OpenAI thread through the other adapter.
     page = OpenAIAssistantAdapter(db).list_messages("conv_agents_1", order="asc")
-    assert [m["content"][0]["text"]["value"] for m in page["data"]] == ["Hello", "reply #1 after 1 items", "Again", "reply #2 after 3 items"]
+    assert [m["content"][0]["text"]["value"] for m in page["data"]] == [
+        "Hello",
+        "reply #1 after 1 items",
+        "Again",
+        "reply #2 after 3 items",
+    ]
 
 
 async def test_sdk_conversations_session_runs_against_our_server(db: AgentBase) -> None:
     wire = WireChecker(create_app(db))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=wire)) as http:
-        client = openai.AsyncOpenAI(api_key="sk-test", base_url="http://agentbase.test/v1", max_retries=0, http_client=http)
+        client = openai.AsyncOpenAI(
+            api_key="sk-test", base_url="http://agentbase.test/v1", max_retries=0, http_client=http
+        )
         conversation_id = (await client.conversations.create()).id
         remote = OpenAIConversationsSession(conversation_id=conversation_id, openai_client=client)
         await remote.add_items([user("first"), user("second")])

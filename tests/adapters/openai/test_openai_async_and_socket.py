@@ -33,7 +33,9 @@ async def test_async_client_threads_messages_runs(aclient: openai.AsyncOpenAI) -
         await aclient.beta.threads.messages.create(thread.id, role="user", content=f"m{i}")
     seen = [text_of(m) async for m in aclient.beta.threads.messages.list(thread.id, order="asc", limit=2)]
     assert seen == [f"m{i}" for i in range(5)]
-    run = await aclient.beta.threads.runs.create_and_poll(thread_id=thread.id, assistant_id="asst_1", poll_interval_ms=1)
+    run = await aclient.beta.threads.runs.create_and_poll(
+        thread_id=thread.id, assistant_id="asst_1", poll_interval_ms=1
+    )
     assert run.status == "completed"
     assert [r.id async for r in aclient.beta.threads.runs.list(thread.id)] == [run.id]
     updated = await aclient.beta.threads.update(thread.id, metadata={"k": "v"})
@@ -45,7 +47,9 @@ async def test_async_client_threads_messages_runs(aclient: openai.AsyncOpenAI) -
 
 async def test_async_client_auto_paginates_250_messages(aclient: openai.AsyncOpenAI, db: AgentBase) -> None:
     thread = await aclient.beta.threads.create()
-    await db.add_messages(thread.id, [{"role": "user", "content": f"n{i}", "ingest": False} for i in range(250)])
+    await db.add_messages(
+        thread.id, [{"role": "user", "content": f"n{i}", "ingest": False} for i in range(250)]
+    )
     newest_first = [text_of(m) async for m in aclient.beta.threads.messages.list(thread.id, limit=100)]
     assert newest_first == [f"n{i}" for i in reversed(range(250))]
 
@@ -67,7 +71,9 @@ async def test_async_responder_is_awaited_and_requests_run_concurrently(db: Agen
 
     wire = WireChecker(create_app(db, responder=responder))
     async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=wire)) as http:
-        client = openai.AsyncOpenAI(api_key="sk-test", base_url="http://agentbase.test/v1", max_retries=0, http_client=http)
+        client = openai.AsyncOpenAI(
+            api_key="sk-test", base_url="http://agentbase.test/v1", max_retries=0, http_client=http
+        )
         thread = await client.beta.threads.create(messages=[{"role": "user", "content": "q"}])
         run_task = asyncio.create_task(client.beta.threads.runs.create(thread.id, assistant_id="asst_1"))
         await started.wait()
@@ -93,7 +99,9 @@ def served(db: AgentBase) -> Iterator[tuple[str, WireChecker]]:
     """The app behind uvicorn on a free loopback port, with an API key."""
     wire = WireChecker(create_app(db, api_key="sk-socket", responder=reply_with_context))
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(wire, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
+    server = uvicorn.Server(
+        uvicorn.Config(wire, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+    )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
@@ -111,7 +119,9 @@ def test_sync_client_over_a_real_socket(served: tuple[str, WireChecker]) -> None
     client = openai.OpenAI(api_key="sk-socket", base_url=base_url, max_retries=0)
     thread = client.beta.threads.create(metadata={"user_id": "alice"})
     client.beta.threads.messages.create(thread.id, role="user", content="over the wire")
-    run = client.beta.threads.runs.create_and_poll(thread_id=thread.id, assistant_id="asst_1", poll_interval_ms=1)
+    run = client.beta.threads.runs.create_and_poll(
+        thread_id=thread.id, assistant_id="asst_1", poll_interval_ms=1
+    )
     assert run.status == "completed"
     assert [text_of(m) for m in client.beta.threads.messages.list(thread.id, order="asc")] == [
         "over the wire",
@@ -134,7 +144,9 @@ async def test_async_client_over_a_real_socket(served: tuple[str, WireChecker]) 
 
 
 def test_serve_refuses_a_public_interface_without_a_key(tmp_path: Any) -> None:
-    with pytest.raises(ValueError, match="Refusing to serve on 0.0.0.0 without an API key"):
+    with pytest.raises(
+        ValueError, match=r"^Refusing to serve on 0\.0\.0\.0 without an API key - pass api_key="
+    ):
         serve(tmp_path / "x.db", host="0.0.0.0", port=free_port())
     assert not (tmp_path / "x.db").exists()
 

@@ -91,13 +91,21 @@ def test_compat_doc_names_only_tests_that_exist() -> None:
     assert len(named) > 30
     for path, test in named:
         tree = ast.parse((ROOT / path).read_text())
-        functions = {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)}
+        functions = {
+            node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        }
         assert test in functions, f"{path}::{test} is named in {DOC.name} but does not exist"
 
 
 def test_compat_doc_has_a_row_for_every_route_and_adapter_method(db: AgentBase) -> None:
     text = DOC.read_text()
-    names = {"thread_id": "id", "conversation_id": "id", "message_id": "mid", "run_id": "rid", "item_id": "iid"}
+    names = {
+        "thread_id": "id",
+        "conversation_id": "id",
+        "message_id": "mid",
+        "run_id": "rid",
+        "item_id": "iid",
+    }
     routes = create_app(db).app.routes  # type: ignore[attr-defined]
     for route in routes:
         path = re.sub(r"\{(\w+)\}", lambda m: "{" + names[m.group(1)] + "}", route.path)
