@@ -416,3 +416,13 @@ def test_same_results_as_simple_chat_store(db: AgentBase, ops: list[tuple[str, s
     for key in ("k1", "k2", "k3"):
         assert ours.get_messages(f"{prefix}{key}") == reference.get_messages(key)
     assert ours.get_keys() == [f"{prefix}{k}" for k in reference.get_keys()]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(turns=st.lists(st.tuples(st.sampled_from(list(MessageRole)), st.text(max_size=60)), max_size=4))
+def test_any_text_and_role_round_trips(db: AgentBase, turns: list[tuple[MessageRole, str]]) -> None:
+    store, key = AgentBaseChatStore(db), uuid.uuid4().hex
+    messages = [ChatMessage(role=role, content=text) for role, text in turns]
+    store.set_messages(key, messages)
+    store.add_message(key, ChatMessage(role="user", content="tail"))
+    assert store.get_messages(key) == [*messages, msg("tail")]
