@@ -370,10 +370,10 @@ def _resolve_spans(text: str, ref: date) -> list[tuple[int, int, DateMention]]:
     candidates.sort(key=lambda c: (c[0], -(c[1] - c[0])))
     out: list[tuple[int, int, DateMention]] = []
     last_end = -1
-    for start, end, text_start, text_end, mention in candidates:
-        if start >= last_end:
+    for match_start, match_end, text_start, text_end, mention in candidates:
+        if match_start >= last_end:
             out.append((text_start, text_end, mention))
-            last_end = end
+            last_end = match_end
     return out
 
 

@@ -69,7 +69,8 @@ class Embedder(ABC):
 
     def embed(self, text: str) -> np.ndarray:
         """Embed one text; a float32 vector of shape ``(dim,)``."""
-        return self.embed_batch([text])[0]
+        vector: np.ndarray = self.embed_batch([text])[0]
+        return vector
 
     def embed_many(self, texts: Iterable[str], batch_size: int = 64) -> np.ndarray:
         """Embed any number of texts, ``batch_size`` at a time.
@@ -278,8 +279,8 @@ class OpenAICompatibleEmbedder(Embedder):
         self._client = http_client
         self._headers = headers
 
-    @property  # type: ignore[override]
-    def dim(self) -> int:
+    @property
+    def dim(self) -> int:  # type: ignore[override]  # lazy: asking the server costs a request
         """The vector size (asks the server once when it was not given)."""
         if self._dim is None:
             self._dim = int(self.embed_batch(["dimension probe"]).shape[1])

@@ -92,6 +92,7 @@ _QUESTION_WORDS = frozenset(
     like get got go went been being be do done doing make made before after since during until till across
     when while between""".split()
 )
+_MONTH_CONTEXT = frozenset({"in", "during", "since", "of", "last", "next", "this", "early", "late", "mid", "until"})
 _HOW_MANY = re.compile(r"\bhow (?:many|much)\s+(?P<x>[\w' -]+?)(?:\s+(?:do|does|did|have|has|had|is|are|was|were|"
                        r"can|could|will|would|should|in|on|at|for|since|during|this|that)\b|[?.,!]|$)", re.IGNORECASE)
 _ZH_HOW_MANY = re.compile(r"(?:多少|几)(?:个|次|本|天|只|件|位|家|部|首|种)?(?P<x>[\u4e00-\u9fff]{1,8}?)(?:[？?。，,]|$|吗|呢)")
@@ -120,9 +121,11 @@ def key_phrases(query: str) -> list[str]:
         phrases.append(zm["x"])
     # runs of consecutive content words are noun-ish chunks ("support group", "pottery class")
     run: list[str] = []
-    for i, token in enumerate([*_TOKEN.findall(query), ""]):
+    tokens = _TOKEN.findall(query)
+    for i, token in enumerate([*tokens, ""]):
         low = token.casefold().replace("’", "'").removesuffix("'s")
-        month = low == "may" and token == "May" and i > 0  # the month, not the modal verb
+        # the month, not the modal verb: "in May", "read in may" (retrieval passes casefolded text)
+        month = low == "may" and i > 0 and (token == "May" or tokens[i - 1].casefold() in _MONTH_CONTEXT)
         if low and (month or low not in _QUESTION_WORDS) and len(low) > 1:
             run.append(low)
             continue

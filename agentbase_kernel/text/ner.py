@@ -468,9 +468,10 @@ class NerChain:
                 docs = nlp.pipe((texts[i] for i in todo), batch_size=256)
                 by_index = dict(zip(todo, docs))
                 for i in idx:
-                    out[i] = _spacy_entities(by_index.get(i), texts[i], self._regex)
+                    ents = _spacy_entities(by_index.get(i), texts[i], self._regex)
                     if zh:  # zh models miss our suffix patterns; merge them in
-                        out[i] = _dedupe([*out[i], *self._regex.extract(texts[i])])
+                        ents = _dedupe([*ents, *self._regex.extract(texts[i])])
+                    out[i] = ents
         return [ents if ents is not None else [] for ents in out]
 
     def __repr__(self) -> str:

@@ -41,6 +41,8 @@ def test_detect_intents(query: str, expected: set[str]) -> None:
     ("query", "expected"),
     [
         pytest.param("How many books did I read in May?", ["books", "read", "may"], id="how-many-x"),
+        pytest.param("how many books did i read in may?", ["books", "read", "may"], id="casefolded-month"),
+        pytest.param("may i ask where my dog sleeps?", ["ask", "dog sleeps"], id="modal-may"),
         pytest.param("When did Caroline go to the LGBTQ support group?", ["caroline", "lgbtq support group"],
                      id="noun-chunks"),
         pytest.param("What did Melanie paint after the pottery class?", ["melanie paint", "pottery class"],
