@@ -80,7 +80,7 @@ def _proper(obj: str) -> str:
 
 
 def _key(obj: str) -> str:
-    return " ".join(re.sub(r"^(?:the|a|an|my)\s+", "", obj.casefold()).split())
+    return " ".join(re.sub(r"^(?:the|a|an|my|their)\s+", "", obj.casefold()).split())
 
 
 @dataclass(frozen=True)
@@ -105,6 +105,7 @@ def _none(obj: str, m: re.Match[str]) -> str | None:
     return None
 
 
+_DIETS = frozenset({"vegetarian", "vegan", "pescatarian", "pescetarian", "carnivore", "omnivore", "keto"})
 _JOB_SUFFIXES = ("er", "or", "ist", "ian", "ant", "ent", "eer", "ive", "nurse", "doctor", "chef", "teacher",
                  "student", "lawyer", "coach", "artist", "scientist", "designer", "developer", "manager", "mom",
                  "dad", "parent", "retiree", "freelancer", "consultant", "intern", "professor", "vet", "pilot")
@@ -115,7 +116,6 @@ _NOT_IDENTITY = re.compile(
 )
 
 
-_DIETS = frozenset({"vegetarian", "vegan", "pescatarian", "pescetarian", "carnivore", "omnivore", "keto"})
 
 
 def _identity_subject(obj: str, m: re.Match[str]) -> str | None:
@@ -188,13 +188,16 @@ _EN_RULES: tuple[_Rule, ...] = (
     _Rule(_r(rf"{_I}{_ADV}(?P<x>went to|visited|started|attended|joined|finished|completed|graduated from|"
              rf"signed up for|ran|traveled to|travelled to|volunteered at|participated in|took part in)\s+{_OBJ}{_END}"),
           "event", "did", "{s} {x} {o}", _none),
-    _Rule(_r(rf"{_IM}\s+(?P<obj>(?:an?\s+)?[^.,;!?\n]{{1,80}}?){_END}"), "profile", "is", "{s} is {o}",
-          _identity_subject),
+    # only "I'm a/an X" and diets: "I'm gonna ...", "I'm down", "I'm all about ..." say nothing lasting
+    _Rule(_r(rf"{_IM}\s+(?P<obj>an?\s+[^.,;!?\n]{{1,80}}?|(?:a\s+)?(?:{'|'.join(sorted(_DIETS))})){_END}"), "profile",
+          "is", "{s} is {o}", _identity_subject),
 )
 
-_SKIP_PLAN = re.compile(r"^(?:be\s+(?:honest|there|fine|okay|ok)|try|see|let|have to|need|say|tell|check|just|do my best"
+_SKIP_PLAN = re.compile(r"^(?:be|to|my|your|you|it|that|this|ever|keep (?:you|u) (?:posted|updated)|try|see|let|have to|need"
+                        r"|say|tell|check|just|do my best|remember|never forget|make sure|stay|get 'em|visit$"
+                        r"|keep (?:going|pushing|on|it up|working|at it|trying|chasing|doing)"
                         r"|keep that in mind|think|get back)\b", re.IGNORECASE)
-_SKIP_POSSESSION = re.compile(r"\b(?:question|idea|feeling|chance|time|minute|second|moment|look|go|try|lot of|"
+_SKIP_POSSESSION = re.compile(r"\b(?:question|idea|feeling|chance|time|minute|second|moment|look|go|try|lot of|lot to|a no|"
                               r"great time|good time|blast|problem)\b", re.IGNORECASE)
 _SKIP_IDENTITY = re.compile(r"^(?:not|so|sure|sorry|glad|happy|going|planning|trying|thinking|doing|feeling|here|"
                             r"back|fine|okay|ok|good|great|tired|excited|looking|just|really|also|still|always|"
@@ -268,7 +271,7 @@ def _apply(rules: Iterable[_Rule], sentence: str, label: str, prefix: str, zh: b
             raw = groups.get("obj") or groups.get("o2")
             if not raw:
                 continue
-            obj = raw.strip() if zh else _clean(raw)
+            obj = raw.strip() if zh else _third_person_pronouns(_clean(raw))
             if rule.proper and not zh:
                 obj = _proper(obj)
             if not obj or obj.casefold() in _SKIP_OBJECTS:
@@ -290,7 +293,22 @@ def _apply(rules: Iterable[_Rule], sentence: str, label: str, prefix: str, zh: b
 _POSSESSION_VERBS = {"have": "has", "own": "owns", "got": "has", "purchased": "bought"}
 
 
+_FIRST_PERSON = {"my": "their", "mine": "theirs", "myself": "themselves", "me": "them"}
+_FIRST_PERSON_RE = re.compile(r"\b(?:my|mine|myself|me)\b", re.IGNORECASE)
+
+
+def _third_person_pronouns(obj: str) -> str:
+    """"my grandma" -> "their grandma": the fact is told about the speaker, not by them."""
+    return _FIRST_PERSON_RE.sub(lambda m: _FIRST_PERSON[m.group().casefold()], obj)
+
+
+_VAGUE_OBJECT = re.compile(r"^(?:[-–—:]|(?:this|that|these|those|it|them|is|was|are|were|you|your)\b|.*\bi'm\b)",
+                           re.IGNORECASE)
+
+
 def _keep(rule: _Rule, obj: str) -> bool:
+    if _VAGUE_OBJECT.match(obj):
+        return False
     if rule.predicate == "plans":
         return not _SKIP_PLAN.match(obj) and len(obj.split()) <= 12
     if rule.predicate == "has":
@@ -361,6 +379,7 @@ _THIRD_MAP = {
     "joined": ("event", "did", "joined", None, False),
 }
 _NOT_NAMES = frozenset({"He", "She", "It", "They", "This", "That", "There", "Who", "What", "Everyone", "Nobody",
+                        "We", "I", "You", "Then", "So", "Also", "Today", "Yesterday", "Everybody", "Somebody",
                         "Someone", "User", "Assistant", "My", "Your", "Our", "His", "Her", "The", "And", "But"})
 
 
@@ -378,7 +397,7 @@ def _third_person(sentence: str, names: set[str]) -> list[Fact]:
         category, predicate, phrase, subject, proper = _THIRD_MAP[verb]
         obj = _clean(m["obj"])
         obj = _proper(obj) if proper else obj
-        if not obj or obj.casefold() in _SKIP_OBJECTS:
+        if not obj or obj.casefold() in _SKIP_OBJECTS or _VAGUE_OBJECT.match(obj):
             continue
         key = None
         if subject is not None:

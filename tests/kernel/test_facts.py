@@ -52,7 +52,7 @@ from agentbase_kernel.text.ner import RegexNer
         pytest.param("I went to the LGBTQ support group yesterday.",
                      Fact("User went to the LGBTQ support group yesterday", "event", None, "did"), id="went-to"),
         pytest.param("I visited my grandma in Ohio.",
-                     Fact("User visited my grandma in Ohio", "event", None, "did"), id="visited"),
+                     Fact("User visited their grandma in Ohio", "event", None, "did"), id="visited"),
         pytest.param("My wife Anna cooked dinner.",
                      Fact("User's wife is Anna", "relationship", "relation:wife", "relationship"), id="wife"),
         pytest.param("My sister's name is Jo.",
@@ -72,6 +72,12 @@ def test_english_user_facts(text: str, expected: Fact) -> None:
         pytest.param("I'll be honest with you.", id="ill-be-honest"),
         pytest.param("I love it!", id="love-it-pronoun"),
         pytest.param("What time is it?", id="question"),
+        pytest.param("I'm gonna keep it up!", id="im-gonna"),
+        pytest.param("I'm totally down for that.", id="im-down"),
+        pytest.param("I'll keep you posted.", id="keep-you-posted"),
+        pytest.param("I have a lot to learn.", id="have-a-lot-to-learn"),
+        pytest.param("We went to a shelter.", id="we-is-not-a-name"),
+        pytest.param("I love this series.", id="vague-object"),
     ],
 )
 def test_chatter_gives_no_facts(text: str) -> None:
