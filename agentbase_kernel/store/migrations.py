@@ -95,15 +95,15 @@ def m001_core(conn: Any) -> None:
         );
 
         CREATE TABLE entry_history (
-            id TEXT PRIMARY KEY,
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
             entry_id TEXT NOT NULL,
             event TEXT NOT NULL CHECK (event IN ('ADD', 'UPDATE', 'DELETE')),
             old_value TEXT,
             new_value TEXT,
             created_at TEXT NOT NULL,
             actor TEXT,
-            role TEXT,
-            seq INTEGER NOT NULL
+            role TEXT
         );
         CREATE INDEX entry_history_entry ON entry_history (entry_id, seq);
 
@@ -116,10 +116,9 @@ def m001_core(conn: Any) -> None:
             created_at TEXT NOT NULL,
             updated_at TEXT NOT NULL,
             committed_at TEXT,
-            summary_entry_id TEXT REFERENCES entries (id) ON DELETE SET NULL,
-            rid INTEGER NOT NULL
+            summary_entry_id TEXT REFERENCES entries (id) ON DELETE SET NULL
         );
-        CREATE INDEX sessions_user ON sessions (user_id, rid);
+        CREATE INDEX sessions_user ON sessions (user_id);
 
         CREATE TABLE messages (
             rid INTEGER PRIMARY KEY AUTOINCREMENT,

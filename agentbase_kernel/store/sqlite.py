@@ -317,11 +317,10 @@ class SqliteStore:
 
     def _history(self, conn: Any, entry_id: str, event: str, old: str | None, new: str | None,
                  actor: str | None, role: str | None, at: str | None = None) -> None:
-        seq = conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM entry_history").fetchone()[0]
         conn.execute(
-            "INSERT INTO entry_history (id, entry_id, event, old_value, new_value, created_at, actor, role, seq) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (str(uuid.uuid4()), entry_id, event, old, new, at or iso(utcnow()), actor, role, seq))
+            "INSERT INTO entry_history (id, entry_id, event, old_value, new_value, created_at, actor, role) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (str(uuid.uuid4()), entry_id, event, old, new, at or iso(utcnow()), actor, role))
 
     @_mapped
     def get_entry(self, entry_id: str, scope: Scope | None = None) -> Entry:
@@ -555,11 +554,10 @@ class SqliteStore:
             if row is not None:
                 return self._session(row), False
             now = iso(utcnow())
-            rid = conn.execute("SELECT coalesce(max(rid), 0) + 1 FROM sessions").fetchone()[0]
             conn.execute(
-                "INSERT INTO sessions (id, user_id, agent_id, project_id, metadata, created_at, updated_at, rid) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (session_id, scope.user_id, scope.agent_id, scope.project_id, _dumps(metadata or {}), now, now, rid))
+                "INSERT INTO sessions (id, user_id, agent_id, project_id, metadata, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (session_id, scope.user_id, scope.agent_id, scope.project_id, _dumps(metadata or {}), now, now))
             row = conn.execute(f"SELECT {self._SESSION_COLS} FROM sessions WHERE id = ?", (session_id,)).fetchone()
             return self._session(row), True
 
@@ -577,7 +575,7 @@ class SqliteStore:
             if value is not None:
                 clauses.append(f"{col} = ?")
                 args.append(value)
-        sql = f"SELECT {self._SESSION_COLS} FROM sessions WHERE {' AND '.join(clauses) or '1'} ORDER BY rid"
+        sql = f"SELECT {self._SESSION_COLS} FROM sessions WHERE {' AND '.join(clauses) or '1'} ORDER BY rowid"
         sql += " LIMIT ? OFFSET ?"
         args.extend([-1 if limit is None else limit, offset])
         with self.conns.read() as conn:
