@@ -1,0 +1,115 @@
+"""The smallest memory API: ``remember`` / ``recall`` / ``forget`` (and their ``a``-prefixed async twins).
+
+``who`` is the kernel's ``user_id``; ``tags`` and keyword metadata are stored with the entry. The same
+entries are visible to every other adapter on the same file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from os import PathLike
+from typing import Any
+
+from agentbase_kernel import AgentBase
+from agentbase_kernel.errors import InvalidArgument, NotFoundError
+from agentbase_kernel.records import Hit
+
+__all__ = ["MinimalAdapter"]
+
+
+def _to_record(text: str, who: str | None, tags: Iterable[str], metadata: dict[str, Any]) -> dict[str, Any]:
+    if isinstance(tags, str):
+        raise InvalidArgument(f"tags must be a list of strings, not the string {tags!r} - write tags=[{tags!r}]")
+    tag_list = list(tags)
+    if not all(isinstance(tag, str) for tag in tag_list):
+        raise InvalidArgument(f"tags must be strings, got {tag_list!r}")
+    return {"user_id": who, "tags": tag_list, "metadata": metadata or None}
+
+
+def _from_record(hits: Iterable[Hit]) -> list[Hit]:
+    return list(hits)
+
+
+class MinimalAdapter:
+    """Remember text, recall what matches a query, forget by id: the README's first example.
+
+        mem = MinimalAdapter("memory.db")
+        entry_id = mem.remember("Alice prefers window seats", who="alice")
+        mem.recall("seat preference", who="alice")[0].content
+    """
+
+    def __init__(self, db: AgentBase | str | PathLike[str] | None = None) -> None:
+        self._owns_db = not isinstance(db, AgentBase)
+        self.db: AgentBase = db if isinstance(db, AgentBase) else AgentBase(db)
+
+    def remember(self, text: str, *, who: str | None = None, tags: Iterable[str] = (), **metadata: Any) -> str:
+        """Store ``text`` and return its id; storing the same text twice returns the first id.
+
+        Raises:
+            InvalidArgument: Empty text, a malformed ``who`` or non-string tags (all ``ValueError``).
+        """
+        return self.db.sync.add_memory(text, **_to_record(text, who, tags, metadata)).id
+
+    def recall(self, query: str, *, who: str | None = None, top_k: int = 5) -> list[Hit]:
+        """The best ``top_k`` entries for ``query`` (of ``who`` only, if given), best first.
+
+        Raises:
+            InvalidArgument: Empty query or a non-positive ``top_k``.
+        """
+        _check_top_k(top_k)
+        return _from_record(self.db.sync.find(query, top_k=top_k, user_id=who))
+
+    def forget(self, entry_id: str | None = None, *, who: str | None = None) -> int:
+        """Forget one entry (``entry_id``) or everything of ``who``; returns how many were forgotten.
+
+        Forgetting an id that is not there returns 0, so ``forget`` is idempotent.
+
+        Raises:
+            InvalidArgument: Neither ``entry_id`` nor ``who`` given.
+        """
+        if entry_id is None:
+            if who is None:
+                raise InvalidArgument("forget() needs entry_id=... or who=... - use db.sync.reset() to wipe everything")
+            return int(self.db.sync.delete_all(user_id=who))
+        try:
+            self.db.sync.delete(entry_id, user_id=who)
+        except NotFoundError:
+            return 0
+        return 1
+
+    async def aremember(self, text: str, *, who: str | None = None, tags: Iterable[str] = (), **metadata: Any) -> str:
+        """Async ``remember``."""
+        return (await self.db.add_memory(text, **_to_record(text, who, tags, metadata))).id
+
+    async def arecall(self, query: str, *, who: str | None = None, top_k: int = 5) -> list[Hit]:
+        """Async ``recall``."""
+        _check_top_k(top_k)
+        return _from_record(await self.db.find(query, top_k=top_k, user_id=who))
+
+    async def aforget(self, entry_id: str | None = None, *, who: str | None = None) -> int:
+        """Async ``forget``."""
+        if entry_id is None:
+            if who is None:
+                raise InvalidArgument("forget() needs entry_id=... or who=... - use db.reset() to wipe everything")
+            return int(await self.db.delete_all(user_id=who))
+        try:
+            await self.db.delete(entry_id, user_id=who)
+        except NotFoundError:
+            return 0
+        return 1
+
+    def close(self) -> None:
+        """Close the database if this adapter opened it; safe to call twice."""
+        if self._owns_db:
+            self.db.sync.close()
+
+    def __enter__(self) -> MinimalAdapter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _check_top_k(top_k: Any) -> None:
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+        raise InvalidArgument(f"top_k must be a positive integer, not {top_k!r}")
