@@ -202,7 +202,28 @@ def _bare_month(m: re.Match[str], ref: date) -> _Resolved:
 
 def _year(m: re.Match[str], ref: date) -> _Resolved:
     year = int(m["year"])
+    if year > ref.year + 10:  # "Cyberpunk 2077", not a date
+        return None
     return date(year, 1, 1), date(year, 12, 31), "year"
+
+
+_SEASONS = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}  # first month, northern hemisphere
+
+
+def _season(m: re.Match[str], ref: date) -> _Resolved:
+    first = _SEASONS[m["season"].casefold()]
+    which = (m["which"] or "this").casefold()
+    spans = []
+    for year in range(ref.year - 2, ref.year + 3):
+        end_year, end_month = _add_months(year, first, 2)
+        spans.append((date(year, first, 1), _month_range(end_year, end_month)[1]))
+    if which in ("last", "past", "previous"):  # the latest one that is over ("last summer" in July: a year ago)
+        start, end = max(span for span in spans if span[1] < ref)
+    elif which in ("next", "coming"):  # the first one still to begin
+        start, end = min(span for span in spans if span[0] > ref)
+    else:  # this year's; an ongoing winter began last December
+        start, end = next(span for span in spans if span[0] <= ref <= span[1] or span[0].year == ref.year)
+    return start, end, "month"
 
 
 _SIMPLE_DAYS = {
@@ -325,6 +346,8 @@ _RULES: tuple[_Rule, ...] = (
      _en_period),
     (_re(rf"\b(?P<which>last|past|previous|this|next|coming)\s+(?P<weekday>{_WEEKDAY_RE})\b"), _en_weekday),
     (_re(r"\bthe other day\b"), _other_day),
+    (_re(r"\b(?:(?P<which>last|past|previous|this|next|coming)\s+|(?:in|during) the\s+)(?P<season>spring|summer|fall|autumn|winter)\b"),
+     _season),
     (re.compile(r"(?:(?P<year>\d{4})年)(?:(?P<month>\d{1,2})月(?:(?P<day>\d{1,2})[日号])?)?"
                 r"|(?P<month2>\d{1,2})月(?P<day2>\d{1,2})[日号]|(?<![\d个])(?P<month3>\d{1,2})月(?!份?[前后])"),
      _zh_full),

@@ -76,6 +76,7 @@ def test_resolve_dates(text: str, mention: str, start: date, end: date, grain: s
         pytest.param("March on, soldiers!", id="verb-march"),
         pytest.param("We had 2,000 people and $2020 in cash.", id="numbers-not-years"),
         pytest.param("No dates here at all.", id="nothing"),
+        pytest.param("I finally played Cyberpunk 2077.", id="title-not-year"),
     ],
 )
 def test_no_false_dates(text: str) -> None:
@@ -149,3 +150,18 @@ def test_parse_datetime(value: object, expected: datetime | None) -> None:
 )
 def test_query_window(query: str, expected: tuple[date, date] | None) -> None:
     assert query_window(query, REF) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "reference", "start", "end"),
+    [
+        pytest.param("last summer", date(2023, 5, 8), date(2022, 6, 1), date(2022, 8, 31), id="last-summer-before"),
+        pytest.param("last summer", date(2023, 10, 1), date(2023, 6, 1), date(2023, 8, 31), id="last-summer-after"),
+        pytest.param("this summer", date(2023, 5, 8), date(2023, 6, 1), date(2023, 8, 31), id="this-summer"),
+        pytest.param("next summer", date(2023, 7, 15), date(2024, 6, 1), date(2024, 8, 31), id="next-summer-during"),
+        pytest.param("this winter", date(2024, 1, 10), date(2023, 12, 1), date(2024, 2, 29), id="this-winter-ongoing"),
+        pytest.param("in the fall", date(2023, 5, 8), date(2023, 9, 1), date(2023, 11, 30), id="in-the-fall"),
+    ],
+)
+def test_seasons(text: str, reference: date, start: date, end: date) -> None:
+    assert _one(text, reference) == DateMention(text, start, end, "month")
