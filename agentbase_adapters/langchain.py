@@ -221,7 +221,7 @@ class LangChainMemoryAdapter(BaseChatMemory):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    db: Any
+    db: AgentBase
     owner_id: str
     agent_id: str | None = None
     session_id: str = Field(default_factory=lambda: f"langchain-{uuid.uuid4().hex}")
@@ -266,7 +266,9 @@ class LangChainMemoryAdapter(BaseChatMemory):
         window = messages[start:]
         shown = {r.id for r in records[start:]}
         # a hit made from a turn that is already in the window would only repeat it
-        memories = [h.content for h in hits or [] if not any(p.message_id in shown for p in h.provenance)]
+        memories = list(
+            dict.fromkeys(h.content for h in hits or [] if not any(p.message_id in shown for p in h.provenance))
+        )
         if self.return_messages:
             prefix: list[BaseMessage] = [SystemMessage(self._memories_block(memories))] if memories else []
             return {self.memory_key: prefix + window}
