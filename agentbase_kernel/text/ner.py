@@ -172,7 +172,11 @@ _STOP_CAPS = frozenset(
     anyone nobody everything something anything nothing user assistant email call send read write
     find show help use try add open run buy book set plan note keep stop start play watch listen
     mr mrs ms dr prof sir don didn doesn isn aren wasn weren won wouldn couldn shouldn haven hasn
-    hadn can ain
+    hadn can ain plus way long appreciate talk gonna gotta woah whoa yup yay yum oof yea mm ha ah
+    life nature art music books things people pets animals family work school moments together
+    sometimes always never super crazy little best pretty lucky hard tough took feels chat catch
+    count hang cute almost makes whenever want change care believe enjoy reminds stay bet during anytime
+    overall mmm ouch phew oops gotcha ugh dang alright woo woohoo aww awww hah ahh adding agree
     """.split()
 )
 _CONNECTORS = frozenset({"of", "the", "de", "la", "le", "del", "da", "di", "van", "von", "du", "der", "y", "&"})
@@ -289,13 +293,39 @@ class RegexNer:
                 low = first.casefold()
                 if len(first) < 2 or low in _STOP_CAPS:
                     continue
-                # a lone capitalised common word at a sentence start ("Painting is fun")
-                if sentence_initial and low.endswith(("ing", "ly", "ed")) and not first.isupper():
+                if sentence_initial and not first.isupper() and not _looks_like_subject_name(text, words[0]):
                     continue
             start, end = words[0][0], words[-1][1]
             tail = text[start:end]
             end -= len(tail) - len(_strip_word(tail))
             yield start, end, _name_label(text, start, [w for _, _, w in words])
+
+
+# After a name that opens a sentence: "Caroline, ...", "Jon's dog", "Gina is ...", "Nate went ...".
+_AFTER_NAME = re.compile(
+    r"(?:\s*[,!?:]|['’]s\b|\s+(?:is|was|has|had|and|&|said|says|told|went|moved|loves|likes|lives|works|got|gave|"
+    r"made|will|would|can|could|did|does|thinks|wants|just|also|and|called|texted|asked|mentioned|posted)\b)"
+)
+
+
+def _looks_like_subject_name(text: str, word: tuple[int, int, str]) -> bool:
+    """A capitalised word opening a sentence is a name only with evidence.
+
+    Sentence-initial capitals are mostly common words ("Appreciate it", "Long time no see");
+    keep one when it is addressed or acts as a subject, or is capitalised mid-sentence elsewhere.
+    """
+    start, end, raw = word
+    bare = _strip_word(raw)
+    low = bare.casefold()
+    if low.endswith(("ing", "ly", "ed")):  # "Painting is fun", "Honestly, ..."
+        return False
+    if _AFTER_NAME.match(text, start + len(bare)):
+        return True
+    return any(
+        _SENTENCE_START.search(text, 0, m.start()) is None
+        for m in re.finditer(rf"(?<![\w@/.]){re.escape(bare)}\b", text)
+        if m.start() != start
+    )
 
 
 _CONTRACTION = re.compile(r"['’](?:s|re|ve|ll|d|m|t)$", re.IGNORECASE)
@@ -406,6 +436,11 @@ def _spacy_entities(doc: Any, text: str, regex: RegexNer) -> list[Entity]:
             continue
         if not any(s < e.end_char and e.start_char < end for s, end, _ in spans):
             found.append((e.start_char, _make(e.text, e.label_)))
+            spans.append((e.start_char, e.end_char, found[-1][1]))
+    # en_core_web_sm misses many addressed names ("Hey Nate!", "Thanks, Gina"); the regex finds them
+    for start, end, label in RegexNer._name_spans(text):
+        if label != "DATE" and not any(s < end and start < e for s, e, _ in spans):
+            found.append((start, _make(text[start:end], label)))
     found.sort(key=lambda pair: pair[0])
     return _dedupe(ent for _, ent in found)
 

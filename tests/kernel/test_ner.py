@@ -51,6 +51,17 @@ def test_spacy_stage_drops_labels_that_make_poor_tags(ner: NerChain) -> None:
     assert labels["tom"] == "PERSON"
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("Hey Nate! Long time no see.", id="greeting"),
+        pytest.param("Thanks, Nate. Appreciate it!", id="thanks"),
+    ],
+)
+def test_spacy_stage_adds_addressed_names_the_model_misses(ner: NerChain, text: str) -> None:
+    assert "nate" in _norms(ner.extract(text))
+
+
 def test_turns_without_name_candidates_skip_spacy_but_keep_patterns(ner: NerChain) -> None:
     assert ner.extract("thanks, that means a lot to me!") == []
     assert [e.label for e in ner.extract("see ~/notes/todo.md when you can")] == ["PATH"]
@@ -149,6 +160,8 @@ def test_regex_stage_on_request() -> None:
         pytest.param("We hiked around Lake Tahoe together", ("Lake Tahoe", "NAME"), id="multi-word-name"),
         pytest.param("She works for the Bank of America", ("Bank of America", "ORG"), id="name-with-of"),
         pytest.param("Yesterday Melanie painted a lake", ("Melanie", "NAME"), id="leading-stopword-dropped"),
+        pytest.param("Caroline moved to Boston.", ("Caroline", "NAME"), id="sentence-initial-subject"),
+        pytest.param("Gina, that's great!", ("Gina", "NAME"), id="sentence-initial-vocative"),
         pytest.param("我毕业于复旦大学。", ("复旦大学", "ORG"), id="zh-university"),
         pytest.param("他去了深圳市出差", ("深圳市", "GPE"), id="zh-city"),
         pytest.param("我在招商银行上班", ("招商银行", "ORG"), id="zh-bank"),
@@ -165,6 +178,7 @@ def test_regex_ner_finds(regex: RegexNer, text: str, expected: tuple[str, str]) 
         pytest.param("Painting is fun. Hiking is better.", id="sentence-initial-gerunds"),
         pytest.param("I think I'll stay home.", id="pronoun-I"),
         pytest.param("Thanks! We're proud. You've done it. Don't worry.", id="contractions"),
+        pytest.param("Appreciate it. Long time no see! Plus, the weather was great.", id="sentence-initial-common"),
         pytest.param("好的，谢谢你的建议。", id="zh-no-suffix-names"),
     ],
 )
