@@ -84,13 +84,6 @@ def _check_db(db: Any, cls_name: str) -> AgentBase:
     return db
 
 
-def _insert_position(idx: int, count: int) -> int:
-    """Where ``list.insert(idx, x)`` puts ``x`` in a list of ``count`` items."""
-    if idx < 0:
-        return max(0, count + idx)
-    return min(idx, count)
-
-
 def _pick(records: Sequence[Message], idx: int) -> Message | None:
     """``records[idx]``, or ``None`` when the index is out of range in either direction."""
     if -len(records) <= idx < len(records):
@@ -205,19 +198,14 @@ class AgentBaseChatStore(_ScopedStore, BaseChatStore):
 
     def add_message(self, key: str, message: ChatMessage, idx: int | None = None) -> None:
         """Append ``message`` to ``key``, or insert it before position ``idx`` (``list.insert`` rules)."""
+        # The kernel's position= follows list.insert (negative from the end, past the end appends).
         self._open(key)
-        position = None
-        if idx is not None:
-            position = _insert_position(idx, self._db.sync.count_messages(key))
-        self._db.sync.add_message(key, **_to_record(message), position=position)
+        self._db.sync.add_message(key, **_to_record(message), position=idx)
 
     async def async_add_message(self, key: str, message: ChatMessage, idx: int | None = None) -> None:
         """Async ``add_message`` (LlamaIndex names it ``async_add_message``)."""
         await self._aopen(key)
-        position = None
-        if idx is not None:
-            position = _insert_position(idx, await self._db.count_messages(key))
-        await self._db.add_message(key, **_to_record(message), position=position)
+        await self._db.add_message(key, **_to_record(message), position=idx)
 
     def delete_messages(self, key: str) -> list[ChatMessage] | None:
         """Delete ``key`` and its history and return the history; ``None`` for a missing key."""
