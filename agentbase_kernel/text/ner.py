@@ -30,6 +30,7 @@ __all__ = [
     "Entity",
     "NerChain",
     "RegexNer",
+    "SPACY_MAX_CHARS",
     "has_cjk",
     "load_ner",
     "load_spacy",
@@ -43,6 +44,9 @@ ZH_FALLBACKS: tuple[str, ...] = ("zh_core_web_sm",)
 # tok2vec can go too: that alone makes nlp.pipe ~40% faster.
 _UNUSED_PIPES = ("tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer", "senter", "morphologizer")
 _OFF_NAMES = frozenset({"none", "off", "false", ""})
+# Longer texts (whole documents) go to the regex NER: spaCy would take seconds per text, and it
+# refuses anything over nlp.max_length (1,000,000 chars) outright.
+SPACY_MAX_CHARS = 100_000
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
@@ -274,9 +278,11 @@ class RegexNer:
 
     @staticmethod
     def _name_spans(text: str) -> Iterator[tuple[int, int, str]]:
-        for m in _CAP_SPAN.finditer(text):
+        matches = [(m, _is_sentence_start(text, m.start())) for m in _CAP_SPAN.finditer(text)]
+        # words seen capitalised mid-sentence somewhere: evidence for the same word at a sentence start
+        midcaps = {_strip_word(w) for m, initial in matches for w in m.group().split()[1 if initial else 0 :]}
+        for m, sentence_initial in matches:
             words = [(m.start() + w.start(), m.start() + w.end(), w.group()) for w in re.finditer(r"\S+", m.group())]
-            sentence_initial = _SENTENCE_START.search(text, 0, m.start()) is not None
             # drop leading stop words ("Yesterday Caroline" -> "Caroline"); "The" only at a sentence start
             while words:
                 low = _strip_word(words[0][2]).casefold()
@@ -293,7 +299,7 @@ class RegexNer:
                 low = first.casefold()
                 if len(first) < 2 or low in _STOP_CAPS:
                     continue
-                if sentence_initial and not first.isupper() and not _looks_like_subject_name(text, words[0]):
+                if sentence_initial and not first.isupper() and not _looks_like_subject_name(text, words[0], midcaps):
                     continue
             start, end = words[0][0], words[-1][1]
             tail = text[start:end]
@@ -308,7 +314,12 @@ _AFTER_NAME = re.compile(
 )
 
 
-def _looks_like_subject_name(text: str, word: tuple[int, int, str]) -> bool:
+def _is_sentence_start(text: str, pos: int) -> bool:
+    # a short window: searching text[:pos] for a "$"-anchored pattern would make long texts quadratic
+    return _SENTENCE_START.search(text, max(0, pos - 8), pos) is not None
+
+
+def _looks_like_subject_name(text: str, word: tuple[int, int, str], midcaps: set[str]) -> bool:
     """A capitalised word opening a sentence is a name only with evidence.
 
     Sentence-initial capitals are mostly common words ("Appreciate it", "Long time no see");
@@ -319,13 +330,7 @@ def _looks_like_subject_name(text: str, word: tuple[int, int, str]) -> bool:
     low = bare.casefold()
     if low.endswith(("ing", "ly", "ed")):  # "Painting is fun", "Honestly, ..."
         return False
-    if _AFTER_NAME.match(text, start + len(bare)):
-        return True
-    return any(
-        _SENTENCE_START.search(text, 0, m.start()) is None
-        for m in re.finditer(rf"(?<![\w@/.]){re.escape(bare)}\b", text)
-        if m.start() != start
-    )
+    return _AFTER_NAME.match(text, start + len(bare)) is not None or bare in midcaps
 
 
 _CONTRACTION = re.compile(r"['’](?:s|re|ve|ll|d|m|t)$", re.IGNORECASE)
@@ -499,10 +504,13 @@ class NerChain:
                     out[i] = self._regex.extract(texts[i])
             else:
                 zh = nlp is self._zh_nlp
-                todo = idx if zh else [i for i in idx if _worth_spacy(texts[i])]
+                todo = [i for i in idx if len(texts[i]) <= SPACY_MAX_CHARS and (zh or _worth_spacy(texts[i]))]
                 docs = nlp.pipe((texts[i] for i in todo), batch_size=256)
                 by_index = dict(zip(todo, docs))
                 for i in idx:
+                    if len(texts[i]) > SPACY_MAX_CHARS:
+                        out[i] = self._regex.extract(texts[i])
+                        continue
                     ents = _spacy_entities(by_index.get(i), texts[i], self._regex)
                     if zh:  # zh models miss our suffix patterns; merge them in
                         ents = _dedupe([*ents, *self._regex.extract(texts[i])])
@@ -534,9 +542,10 @@ def load_ner(name: str | None = "auto", *, strict: bool = False) -> NerChain:
     zh_nlp = zh[1] if zh else None
     if key.casefold() == "regex":
         return NerChain("regex", zh_nlp=zh_nlp)
-    if strict and key.casefold() != "auto":
+    auto = key.casefold() == "auto"
+    if strict and not auto:
         load_spacy(key)
-    candidates = [c for c in ([] if key.casefold() == "auto" else [key])] + list(EN_FALLBACKS)
+    candidates = list(EN_FALLBACKS) if auto else [key, *EN_FALLBACKS]
     picked = _first_loadable(list(dict.fromkeys(candidates)))
     if picked is None:
         if strict:

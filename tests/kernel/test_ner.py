@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import sys
+import time
 
 import pytest
 
 from agentbase_kernel.errors import MissingDependency
-from agentbase_kernel.text.ner import Entity, NerChain, RegexNer, has_cjk, load_ner, load_spacy, normalize_entity
+from agentbase_kernel.text.ner import (
+    SPACY_MAX_CHARS,
+    Entity,
+    NerChain,
+    RegexNer,
+    has_cjk,
+    load_ner,
+    load_spacy,
+    normalize_entity,
+)
 
 
 @pytest.fixture(scope="module")
@@ -194,3 +204,19 @@ def test_normalize_entity() -> None:
 def test_has_cjk() -> None:
     assert has_cjk("我在 Boston")
     assert not has_cjk("Boston, café")
+
+
+LONG_DOC = " ".join(["Caroline went to Boston with Melanie. Appreciate it a lot. I love jazz since May 2023."] * 1300)
+
+
+def test_regex_ner_is_linear_on_long_documents(regex: RegexNer) -> None:
+    start = time.perf_counter()
+    ents = regex.extract(LONG_DOC[:40_000])
+    # the old sentence-start check rescanned the text for every candidate: ~4 s here
+    assert time.perf_counter() - start < 2.0
+    assert [e.text for e in ents] == ["Caroline", "Boston", "Melanie", "May 2023"]
+
+
+def test_documents_longer_than_the_spacy_limit_use_the_regex(ner: NerChain) -> None:
+    assert len(LONG_DOC) > SPACY_MAX_CHARS
+    assert [e.text for e in ner.extract(LONG_DOC)] == ["Caroline", "Boston", "Melanie", "May 2023"]
