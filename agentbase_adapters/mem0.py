@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import os
 import sys
 import uuid
 import warnings
@@ -1059,7 +1060,7 @@ def _config_dict(config: Any) -> dict[str, Any]:
         return dict(config)
     dump = getattr(config, "model_dump", None)  # a mem0 MemoryConfig
     if callable(dump):
-        return dict(dump(exclude_unset=True))
+        return dict(dump(exclude_unset=True, warnings=False))
     raise TypeError(f"config must be a dict (Mem0's config shape), not {type(config).__name__}")
 
 
@@ -1100,7 +1101,7 @@ def _embedder_spec(config: Mapping[str, Any]) -> Any:
     model = conf.get("model")
     url = next((conf[key] for key in _EMBEDDER_URL_KEYS if conf.get(key)), None)
     if provider == "agentbase":  # our own escape hatch: a spec string or an Embedder object
-        return conf.get("embedder") or conf.get("spec") or "auto"
+        return conf["embedder"] if "embedder" in conf else conf.get("spec", "auto")
     if provider == "huggingface":
         if url:  # a text-embeddings-inference server speaks the OpenAI embeddings API
             return f"openai:{model or 'tei'}@{url}"
@@ -1120,6 +1121,26 @@ def _embedder_spec(config: Mapping[str, Any]) -> Any:
     )
 
 
+def _embedder(config: Mapping[str, Any]) -> Any:
+    """The spec, or an OpenAI-compatible embedder when the section carries a key or a size.
+
+    A spec string has no slot for an API key; Mem0's OpenAI embedder also falls back to
+    ``$OPENAI_API_KEY``, so the object is built here from the kernel's own embedder class.
+    """
+    spec = _embedder_spec(config)
+    provider, conf = _section(config, "embedder")
+    if not isinstance(spec, str) or not spec.startswith("openai:"):
+        return spec
+    key = conf.get("api_key") or (os.environ.get("OPENAI_API_KEY") if provider == "openai" else None)
+    dims = conf.get("embedding_dims")
+    if key is None and dims is None:
+        return spec
+    from agentbase_kernel.text.embedders import OpenAICompatibleEmbedder
+
+    model, _, base_url = spec[len("openai:"):].partition("@")
+    return OpenAICompatibleEmbedder(model, base_url=base_url, api_key=key, dim=int(dims) if dims else None)
+
+
 def _open(config: Mapping[str, Any]) -> AgentBase:
     provider, store = _section(config, "vector_store")
     if provider is not None and not any(store.get(k) for k in ("path", "db_path")) and any(store.get(k) for k in _REMOTE_KEYS):
@@ -1134,7 +1155,7 @@ def _open(config: Mapping[str, Any]) -> AgentBase:
     if config.get("graph_store"):
         warnings.warn("config['graph_store'] is ignored, as open-source Mem0 2.x ignores it", UserWarning, stacklevel=3)
     _section(config, "llm")  # shape check only: the LLM is never called unless self.llm is set
-    return AgentBase(_db_path(config), embedder=_embedder_spec(config))
+    return AgentBase(_db_path(config), embedder=_embedder(config))
 
 
 class Memory(Mem0Adapter):

@@ -17,7 +17,8 @@ from agentbase_kernel.records import Hit
 __all__ = ["MinimalAdapter"]
 
 
-def _to_record(text: str, who: str | None, tags: Iterable[str], metadata: dict[str, Any]) -> dict[str, Any]:
+def _to_record(who: str | None, tags: Iterable[str], metadata: dict[str, Any]) -> dict[str, Any]:
+    """``add_memory`` keywords for one ``remember`` call."""
     if isinstance(tags, str):
         raise InvalidArgument(f"tags must be a list of strings, not the string {tags!r} - write tags=[{tags!r}]")
     tag_list = list(tags)
@@ -27,6 +28,7 @@ def _to_record(text: str, who: str | None, tags: Iterable[str], metadata: dict[s
 
 
 def _from_record(hits: Iterable[Hit]) -> list[Hit]:
+    """``recall`` hands back the kernel's own ``Hit`` records."""
     return list(hits)
 
 
@@ -38,9 +40,20 @@ class MinimalAdapter:
         mem.recall("seat preference", who="alice")[0].content
     """
 
-    def __init__(self, db: AgentBase | str | PathLike[str] | None = None) -> None:
+    def __init__(self, db: AgentBase | str | PathLike[str] | None = None, **options: Any) -> None:
+        """Use an open ``AgentBase``, or open one on a path (``None``: ``$AGENTBASE_PATH`` or ./agentbase.db).
+
+        Args:
+            db: An ``AgentBase`` (left open by ``close()``), or a path this adapter opens and closes.
+            **options: ``AgentBase`` options (``embedder=``, ``ner=`` ...) when ``db`` is a path.
+
+        Raises:
+            TypeError: ``options`` given together with an already open ``AgentBase``.
+        """
+        if isinstance(db, AgentBase) and options:
+            raise TypeError(f"options {sorted(options)} only apply when MinimalAdapter opens the file itself")
         self._owns_db = not isinstance(db, AgentBase)
-        self.db: AgentBase = db if isinstance(db, AgentBase) else AgentBase(db)
+        self.db: AgentBase = db if isinstance(db, AgentBase) else AgentBase(db, **options)
 
     def remember(self, text: str, *, who: str | None = None, tags: Iterable[str] = (), **metadata: Any) -> str:
         """Store ``text`` and return its id; storing the same text twice returns the first id.
@@ -48,7 +61,7 @@ class MinimalAdapter:
         Raises:
             InvalidArgument: Empty text, a malformed ``who`` or non-string tags (all ``ValueError``).
         """
-        return self.db.sync.add_memory(text, **_to_record(text, who, tags, metadata)).id
+        return self.db.sync.add_memory(text, **_to_record(who, tags, metadata)).id
 
     def recall(self, query: str, *, who: str | None = None, top_k: int = 5) -> list[Hit]:
         """The best ``top_k`` entries for ``query`` (of ``who`` only, if given), best first.
@@ -79,7 +92,7 @@ class MinimalAdapter:
 
     async def aremember(self, text: str, *, who: str | None = None, tags: Iterable[str] = (), **metadata: Any) -> str:
         """Async ``remember``."""
-        return (await self.db.add_memory(text, **_to_record(text, who, tags, metadata))).id
+        return (await self.db.add_memory(text, **_to_record(who, tags, metadata))).id
 
     async def arecall(self, query: str, *, who: str | None = None, top_k: int = 5) -> list[Hit]:
         """Async ``recall``."""

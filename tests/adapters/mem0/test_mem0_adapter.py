@@ -475,3 +475,28 @@ def test_deleted_ids_never_come_back_from_search(m0):
     m0.delete(ids[1])
     assert ids[1] not in {r["id"] for r in m0.search("pizza", filters={"user_id": "a"}, threshold=0)["results"]}
     assert [h["event"] for h in m0.history(ids[1])] == ["ADD", "DELETE"]
+
+
+def test_openai_embedder_section_carries_key_model_and_size(tmp_path, monkeypatch):
+    import httpx
+
+    from agentbase_kernel.text.embedders import OpenAICompatibleEmbedder
+
+    sent = []
+
+    def fake_send(self, request, **kwargs):
+        sent.append(request)
+        body = {"data": [{"index": 0, "embedding": [0.5] * 8}]}
+        return httpx.Response(200, json=body, request=request)
+
+    monkeypatch.setattr(httpx.Client, "send", fake_send)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
+    config = {"db_path": str(tmp_path / "o.db"),
+              "embedder": {"provider": "openai", "config": {"model": "text-embedding-3-small", "embedding_dims": 8}}}
+    with Memory.from_config(config) as m:
+        m.add("I like pizza", user_id="alice", infer=False)
+        embedder = m.db.sync.embedder
+        assert isinstance(embedder, OpenAICompatibleEmbedder)
+        assert (embedder.model, embedder.base_url, embedder.dim) == ("text-embedding-3-small", "https://api.openai.com/v1", 8)
+    assert str(sent[0].url) == "https://api.openai.com/v1/embeddings"
+    assert sent[0].headers["authorization"] == "Bearer sk-from-env"
