@@ -79,6 +79,17 @@ def ingest(kernel: Any, data: list[dict[str, Any]], progress: bool = True) -> di
     return {"turns": n_turns, "seconds": time.perf_counter() - started, "refs": refs}
 
 
+def reference_times(data: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each conversation's last session date: the reference for relative dates in its questions."""
+    from agentbase_kernel.text.dates import parse_datetime
+
+    refs = {}
+    for conv in data:
+        dates = [parse_datetime(when) for _, when, _ in sessions_of(conv["conversation"])]
+        refs[conv["sample_id"]] = [d for d in dates if d][-1] if any(dates) else None
+    return refs
+
+
 def dia_ids(hit: Any) -> list[str]:
     ids = [p.metadata.get("dia_id") for p in hit.provenance if p.metadata.get("dia_id")]
     if not ids and hit.entry.metadata.get("dia_id"):
@@ -168,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="write all rows to this file")
     parser.add_argument("--db", help="database file (default: a temporary one)")
     parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--reuse", action="store_true", help="--db already holds this data: skip ingest")
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from agentbase_kernel import Kernel
@@ -180,7 +192,10 @@ def main(argv: list[str] | None = None) -> int:
     with Kernel(path) as kernel:
         info = kernel.info()
         print(f"agentbase on {path}: vectors={info['vector_backend']} ner={info['ner_stage']} embedder={info['embedder']}")
-        stats = ingest(kernel, data, progress)
+        if args.reuse:
+            stats = {"turns": kernel.count(category="turn"), "seconds": float("nan"), "refs": reference_times(data)}
+        else:
+            stats = ingest(kernel, data, progress)
         print(f"ingested {stats['turns']} turns in {stats['seconds']:.1f} s "
               f"({stats['turns'] / stats['seconds']:.0f} turns/s, NER + facts + embeddings)")
         base = kernel.config.retrieval

@@ -134,7 +134,9 @@ class Ingestor:
                  message_ids: Sequence[str | None] | None = None) -> list[AddResult]:
         """Store many memories in one transaction (analysis and embedding happen before it)."""
         texts = [validate_text(item.get("text")) for item in items]
-        roles = [item.get("role", "user") for item in items]
+        # a named human speaker gets facts about them by name ("Caroline went to ..."), never "User"
+        roles = [item.get("actor") if item.get("role", "user") == "user" and item.get("actor") else
+                 item.get("role", "user") for item in items]
         refs = [item.get("created_at") for item in items]
         infer = [bool(item.get("infer")) for item in items]
         analyses = self.analyse_many(texts, roles, refs, facts=infer)
