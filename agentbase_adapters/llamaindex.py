@@ -63,7 +63,12 @@ def _from_record(record: Message) -> ChatMessage:
         role = MessageRole(record.role)
     except ValueError:
         role = MessageRole.USER
-    return ChatMessage(role=role, content=record.content)
+    extra: dict[str, Any] = {}
+    if record.name is not None:
+        extra["name"] = record.name
+    if isinstance(record.metadata.get("tool_call_id"), str):
+        extra["tool_call_id"] = record.metadata["tool_call_id"]
+    return ChatMessage(role=role, content=record.content, additional_kwargs=extra)
 
 
 def _scope_kwargs(user_id: str | None, agent_id: str | None, project_id: str | None) -> dict[str, str]:

@@ -293,9 +293,13 @@ def test_kernel_message_holds_payload_and_text(ours: AgentBaseChatStore, db: Age
 def test_message_from_another_adapter_reads_as_text(ours: AgentBaseChatStore, db: AgentBase) -> None:
     db.sync.add_message("k", "assistant", "written by another adapter", payload={"type": "ai", "data": {}})
     db.sync.add_message("k", "user", "no payload at all")
+    db.sync.add_message("k", "tool", "42", name="calc", metadata={"tool_call_id": "call_1"})
+    db.sync.add_message("k", "critic", "an unknown role")
     assert ours.get_messages("k") == [
         ChatMessage(role="assistant", content="written by another adapter"),
         ChatMessage(role="user", content="no payload at all"),
+        ChatMessage(role="tool", content="42", additional_kwargs={"name": "calc", "tool_call_id": "call_1"}),
+        ChatMessage(role="user", content="an unknown role"),
     ]
 
 

@@ -84,3 +84,26 @@ def test_deleting_through_llamaindex_forgets_the_turns(db: AgentBase) -> None:
 
     assert not any("pineapple" in t for t in found(db, "launch code pineapple", user_id="frank"))
     assert db.sync.list_messages("temp") == []
+
+
+def test_langchain_and_llamaindex_share_a_conversation(db: AgentBase) -> None:
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    from agentbase_adapters.langchain import AgentBaseChatMessageHistory
+
+    history = AgentBaseChatMessageHistory("mixed", db=db, user_id="gina")
+    history.add_messages([HumanMessage("hi from LangChain"), AIMessage("hello, LangChain user")])
+    store = AgentBaseChatStore(db, user_id="gina")
+    store.add_message("mixed", ChatMessage(role="user", content="hi from LlamaIndex"))
+
+    assert store.get_messages("mixed") == [
+        ChatMessage(role="user", content="hi from LangChain"),
+        ChatMessage(role="assistant", content="hello, LangChain user"),
+        ChatMessage(role="user", content="hi from LlamaIndex"),
+    ]
+    assert [(type(m).__name__, m.content) for m in history.messages] == [
+        ("HumanMessage", "hi from LangChain"),
+        ("AIMessage", "hello, LangChain user"),
+        ("HumanMessage", "hi from LlamaIndex"),
+    ]
+    assert AgentBaseChatStore(db, user_id="hank").get_messages("mixed") == []
