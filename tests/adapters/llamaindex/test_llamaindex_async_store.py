@@ -207,6 +207,21 @@ async def test_negative_n_is_refused(ours: AgentBaseAsyncChatStore) -> None:
         await ours.delete_oldest_messages("k", -1)
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        pytest.param({"limit": -1}, "limit must be a non-negative int or None, got -1", id="negative-limit"),
+        pytest.param({"offset": -1}, "offset must be a non-negative int or None, got -1", id="negative-offset"),
+    ],
+)
+async def test_negative_paging_is_refused(ours: AgentBaseAsyncChatStore, kwargs: dict[str, int], error: str) -> None:
+    # SQLAlchemyChatStore sends these to SQLite, where LIMIT -1 means "no limit"; ours says what is wrong.
+    await ours.add_message("k", msg("a"))
+    with pytest.raises(InvalidArgument) as excinfo:
+        await ours.get_messages("k", **kwargs)  # type: ignore[arg-type]
+    assert str(excinfo.value) == error
+
+
 async def test_status_maps_to_kernel_status(ours: AgentBaseAsyncChatStore, db: AgentBase) -> None:
     await ours.add_messages("k", [msg("a"), msg("b")])
     await ours.archive_oldest_messages("k", 1)
