@@ -232,7 +232,7 @@ class Kernel:
             "created_at": _when(kw.get("created_at"), "created_at"),
             "valid_from": _when(kw.get("valid_from"), "valid_from"),
             "expires_at": _when(kw.get("expires_at"), "expires_at"), "infer": bool(kw.get("infer", False)),
-            "entry_id": entry_id,
+            "entry_id": entry_id, "dedup": bool(kw.get("dedup", True)),
         }
 
     def add_memory(self, text: str, *, user_id: str | None = None, agent_id: str | None = None,
@@ -241,8 +241,11 @@ class Kernel:
                    actor: str | None = None, context_type: ContextType | str = "memory", confidence: float = 1.0,
                    created_at: datetime | None = None, valid_from: datetime | None = None,
                    expires_at: datetime | date | str | None = None, infer: bool = False,
-                   entry_id: str | None = None) -> AddResult:
+                   entry_id: str | None = None, dedup: bool = True) -> AddResult:
         """Store one memory verbatim (plus facts when ``infer``). An exact duplicate is a NOOP.
+
+        ``dedup=False`` keeps this entry even when the scope already holds the same text (for
+        key-value callers such as a LangGraph store, where two keys may hold equal values).
 
         Raises:
             InvalidArgument: empty text, bad types, or malformed ids.
@@ -250,7 +253,8 @@ class Kernel:
         item = self._memory_item(text, user_id=user_id, agent_id=agent_id, project_id=project_id,
                                  session_id=session_id, category=category, tags=tags, metadata=metadata, role=role,
                                  actor=actor, context_type=context_type, confidence=confidence, created_at=created_at,
-                                 valid_from=valid_from, expires_at=expires_at, infer=infer, entry_id=entry_id)
+                                 valid_from=valid_from, expires_at=expires_at, infer=infer, entry_id=entry_id,
+                                 dedup=dedup)
         return self.ingestor.add_many([item])[0]
 
     def add_memories(self, items: Iterable[dict[str, Any]], *,
@@ -574,6 +578,16 @@ class Kernel:
                     store.link_source(result.entry.id, m.id)
             store.update_session(session_id, committed=True, summary_entry_id=result.entry.id)
         return store.get_entry(result.entry.id)
+
+    def transaction(self) -> Any:
+        """Group several kernel writes into one atomic transaction (nested calls are savepoints).
+
+        Usage::
+
+            with kernel.transaction():
+                kernel.add_memory(...); kernel.delete(...)
+        """
+        return self._ready().transaction()
 
     # -- maintenance ---------------------------------------------------------------------------
     def verify(self) -> dict[str, Any]:

@@ -190,17 +190,18 @@ class Retriever:
             hits = list(self.reranker(query, hits))
             t = timer.step("llm_rerank", t, len(hits))
 
-        level = "L1"
-        if want > 20 or (token_budget is not None and token_budget < 1000):
-            level = "L0"
-        final_level = "L2"
+        # load level by fixed rules: many results or a small budget -> L0 abstracts; else L2 for the finals
+        level = "L0" if (top_k > 20 or (token_budget is not None and token_budget < 1000)) else "L2"
+        if strategy == "hierarchical":
+            hits = self._hierarchical(normalized, hits, top_k)
+            t = timer.step("hierarchical", t, len(hits), l0_keep=3 * top_k, l1_keep=2 * top_k)
         hits = hits[:want]
+        for h in hits:
+            h.level = level
         if token_budget is not None:
             hits = self._trim(hits, token_budget)
-        for h in hits:
-            h.level = final_level
-        t = timer.step("level_budget", t, len(hits), candidate_level=level, final_level=final_level,
-                       token_budget=token_budget, tokenizer=tokenize.tokenizer_name())
+        t = timer.step("level_budget", t, len(hits), level=level, token_budget=token_budget,
+                       tokenizer=tokenize.tokenizer_name())
 
         provenance = self.store.provenance([h.id for h in hits])
         for h in hits:
@@ -312,10 +313,25 @@ class Retriever:
             queues = [q for q in queues if q]
         return out
 
+    def _hierarchical(self, normalized: str, hits: list[Hit], top_k: int) -> list[Hit]:
+        """L0 (3x top_k) -> L1 (2x top_k) -> L2: narrow by overlap with ever longer tiers."""
+        terms = {w for w in tokenize.words(normalized) if w not in tokenize.STOPWORDS}
+
+        def overlap(text: str) -> float:
+            words = set(tokenize.words(text))
+            return len(terms & words) / (len(terms) or 1)
+
+        pool = hits[: 3 * top_k]
+        order = {h.id: i for i, h in enumerate(pool)}
+        pool = sorted(pool, key=lambda h: (-overlap(h.entry.l0_abstract), order[h.id]))[: 2 * top_k]
+        pool = sorted(pool, key=lambda h: (-overlap(h.entry.l1_overview), order[h.id]))
+        return sorted(pool[:top_k], key=lambda h: order[h.id])
+
     def _trim(self, hits: list[Hit], budget: int) -> list[Hit]:
+        """Keep the best hits whose text at their level fits the token budget (at least one)."""
         kept, used = [], 0
         for h in hits:
-            cost = tokenize.count_tokens(h.entry.l2_full)
+            cost = tokenize.count_tokens(h.content)
             if used + cost > budget and kept:
                 break
             kept.append(h)

@@ -51,6 +51,7 @@ def m001_core(conn: Any) -> None:
             actor TEXT,
             confidence REAL NOT NULL DEFAULT 1.0,
             content_hash TEXT NOT NULL,
+            dedup_key TEXT NOT NULL,
             metadata TEXT NOT NULL DEFAULT '{}',
             event_dates TEXT NOT NULL DEFAULT '[]',
             date_min TEXT,
@@ -66,7 +67,8 @@ def m001_core(conn: Any) -> None:
             superseded_by TEXT
         );
         -- exact duplicates in one scope are one entry, across processes too
-        CREATE UNIQUE INDEX entries_dedup ON entries (scope_key, content_hash) WHERE invalid_at IS NULL;
+        -- dedup_key is the content hash, or hash + id for callers that keep duplicates (dedup=False)
+        CREATE UNIQUE INDEX entries_dedup ON entries (scope_key, dedup_key) WHERE invalid_at IS NULL;
         CREATE INDEX entries_user ON entries (user_id, rid);
         CREATE INDEX entries_agent ON entries (agent_id, rid);
         CREATE INDEX entries_session ON entries (session_id, rid);

@@ -270,8 +270,9 @@ class SqliteStore:
         """Insert, or return the live exact duplicate of the same scope: ``(entry, inserted)``."""
         scope = Scope(row.get("user_id"), row.get("agent_id"), row.get("project_id"), row.get("session_id"))
         now = iso(row.get("created_at") or utcnow())
+        entry_id = row.get("id") or str(uuid.uuid4())
         values = {
-            "id": row.get("id") or str(uuid.uuid4()),
+            "id": entry_id,
             "context_type": row.get("context_type", "memory"),
             "category": row.get("category"),
             "l0_abstract": row["l0_abstract"],
@@ -285,6 +286,7 @@ class SqliteStore:
             "role": row.get("role"), "actor": row.get("actor"),
             "confidence": float(row.get("confidence", 1.0)),
             "content_hash": row["content_hash"],
+            "dedup_key": row["content_hash"] if row.get("dedup", True) else f"{row['content_hash']}:{entry_id}",
             "metadata": _dumps(row.get("metadata") or {}),
             "event_dates": _dumps(list(row.get("event_dates") or [])),
             "date_min": row.get("date_min"), "date_max": row.get("date_max"),
@@ -301,12 +303,12 @@ class SqliteStore:
         with self.conns.write() as conn:
             cur = conn.execute(
                 f"INSERT INTO entries ({cols}) VALUES ({marks}) "
-                "ON CONFLICT (scope_key, content_hash) WHERE invalid_at IS NULL DO NOTHING",
+                "ON CONFLICT (scope_key, dedup_key) WHERE invalid_at IS NULL DO NOTHING",
                 list(values.values()))
             if cur.rowcount == 0:
                 existing = conn.execute(
-                    f"SELECT {_ENTRY_COLS} FROM entries WHERE scope_key = ? AND content_hash = ? "
-                    "AND invalid_at IS NULL", (values["scope_key"], values["content_hash"])).fetchone()
+                    f"SELECT {_ENTRY_COLS} FROM entries WHERE scope_key = ? AND dedup_key = ? "
+                    "AND invalid_at IS NULL", (values["scope_key"], values["dedup_key"])).fetchone()
                 if existing is None:  # the id itself collided
                     raise InvalidArgument(f"An entry with id {values['id']!r} already exists")
                 return self._entry(existing), False
@@ -374,9 +376,13 @@ class SqliteStore:
             now = iso(utcnow())
             sets["updated_at"] = now
             if "content_hash" in sets and sets["content_hash"] != old.content_hash:
+                keeps_duplicates = conn.execute("SELECT dedup_key != content_hash FROM entries WHERE id = ?",
+                                                (entry_id,)).fetchone()[0]
+                sets["dedup_key"] = (f"{sets['content_hash']}:{entry_id}" if keeps_duplicates
+                                     else sets["content_hash"])
                 clash = conn.execute(
-                    "SELECT id FROM entries WHERE scope_key = ? AND content_hash = ? AND invalid_at IS NULL AND id != ?",
-                    (scope_key(old.scope), sets["content_hash"], entry_id)).fetchone()
+                    "SELECT id FROM entries WHERE scope_key = ? AND dedup_key = ? AND invalid_at IS NULL AND id != ?",
+                    (scope_key(old.scope), sets["dedup_key"], entry_id)).fetchone()
                 if clash:
                     from ..errors import DuplicateEntry
 

@@ -170,3 +170,24 @@ def test_as_of_time_travel(kernel):
     assert fact_id not in live
     then = [e.id for e in kernel.list(user_id="u", as_of=old.invalid_at - timedelta(microseconds=1))]
     assert fact_id in then
+
+
+def test_dedup_false_keeps_equal_texts_apart(kernel):
+    a = kernel.add_memory("same value", user_id="u", dedup=False)
+    b = kernel.add_memory("same value", user_id="u", dedup=False)
+    assert (a.event, b.event) == ("ADD", "ADD") and a.id != b.id
+    assert kernel.add_memory("same value", user_id="u").event == "ADD"  # the deduplicated one is separate
+    assert kernel.add_memory("same value", user_id="u").event == "NOOP"
+    kernel.update(a.id, text="changed value")
+    kernel.update(a.id, text="same value")
+    assert kernel.count(user_id="u") == 3
+
+
+def test_transaction_groups_writes(kernel):
+    keep = kernel.add_memory("keep me", user_id="u").id
+    with pytest.raises(InvalidArgument):
+        with kernel.transaction():
+            kernel.add_memory("inside the failed transaction", user_id="u")
+            kernel.delete(keep)
+            kernel.add_memory("", user_id="u")
+    assert [e.id for e in kernel.list(user_id="u")] == [keep]
