@@ -4,8 +4,8 @@ Every response the app sends through these fixtures is checked by ``WireChecker`
 SDK's own pydantic types with ``strict=True`` (the SDK itself parses leniently, so the client
 alone would not notice a missing or mistyped field).
 
-No ``__init__.py`` here on purpose: a package named ``openai`` under ``tests/adapters`` would
-shadow the SDK.
+This folder is the package ``tests.adapters.openai`` (its ``__init__.py`` keeps the dotted name), so
+``import openai`` in these tests still resolves to the SDK.
 """
 
 from __future__ import annotations
@@ -16,11 +16,17 @@ from typing import Any
 import httpx
 import openai
 import pytest
-from openai_testkit import ASSISTANTS_DEPRECATED, WireChecker, reply_with_context, sync_client
 from starlette.testclient import TestClient
 
 from agentbase_adapters.openai import create_app
 from agentbase_kernel import AgentBase
+
+from .openai_testkit import (
+    ASSISTANTS_DEPRECATED,
+    WireChecker,
+    reply_with_context,
+    sync_client,
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -8,11 +8,21 @@ import pytest
 from openai.types.beta import Thread
 from openai.types.beta.threads import Message, Run
 from openai.types.conversations import Conversation, ConversationItemList
-from openai_testkit import has_prefix, reply_with_context
 
-from agentbase_adapters.openai import AsyncOpenAIAssistantAdapter, OpenAIAssistantAdapter, to_sdk
+from agentbase_adapters.openai import (
+    AsyncOpenAIAssistantAdapter,
+    OpenAIAssistantAdapter,
+    to_sdk,
+)
 from agentbase_kernel import AgentBase
-from agentbase_kernel.errors import InvalidArgument, MessageNotFound, NotFoundError, SessionNotFound
+from agentbase_kernel.errors import (
+    InvalidArgument,
+    MessageNotFound,
+    NotFoundError,
+    SessionNotFound,
+)
+
+from .openai_testkit import has_prefix, reply_with_context
 
 
 @pytest.fixture

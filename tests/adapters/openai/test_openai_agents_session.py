@@ -20,11 +20,16 @@ from agents.memory import OpenAIConversationsSession, Session, SessionSettings  
 from agents.models.interface import Model  # noqa: E402
 from agents.usage import Usage  # noqa: E402
 from openai.types.responses import ResponseOutputMessage, ResponseOutputText  # noqa: E402
-from openai_testkit import WireChecker  # noqa: E402
 
-from agentbase_adapters.openai import AgentBaseSession, OpenAIAssistantAdapter, create_app  # noqa: E402
+from agentbase_adapters.openai import (  # noqa: E402
+    AgentBaseSession,
+    OpenAIAssistantAdapter,
+    create_app,
+)
 from agentbase_kernel import AgentBase  # noqa: E402
 from agentbase_kernel.errors import ScopeError  # noqa: E402
+
+from .openai_testkit import WireChecker  # noqa: E402
 
 
 class EchoModel(Model):

@@ -16,10 +16,11 @@ import openai
 import pytest
 import uvicorn
 from openai.types.beta import Thread
-from openai_testkit import WireChecker, check_body, reply_with_context
 
 from agentbase_adapters.openai import create_app, serve
 from agentbase_kernel import AgentBase
+
+from .openai_testkit import WireChecker, check_body, reply_with_context
 
 
 def text_of(message: Any) -> str:

@@ -9,7 +9,11 @@ import textwrap
 from pathlib import Path
 
 import agentbase_adapters.openai as package
-from agentbase_adapters.openai import AsyncOpenAIAssistantAdapter, OpenAIAssistantAdapter, create_app
+from agentbase_adapters.openai import (
+    AsyncOpenAIAssistantAdapter,
+    OpenAIAssistantAdapter,
+    create_app,
+)
 from agentbase_kernel import AgentBase
 
 ROOT = Path(__file__).resolve().parents[3]

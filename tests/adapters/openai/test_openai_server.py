@@ -11,11 +11,12 @@ from typing import Any
 
 import openai
 import pytest
-from openai_testkit import has_prefix, reply_with_context, sync_client
 from starlette.testclient import TestClient
 
 from agentbase_adapters.openai import create_app
 from agentbase_kernel import AgentBase
+
+from .openai_testkit import has_prefix, reply_with_context, sync_client
 
 
 def text_of(message: Any) -> str:
