@@ -31,13 +31,13 @@ import uuid
 import warnings
 from collections.abc import Generator, Mapping
 from datetime import date, datetime, time, timedelta, timezone
-from os import PathLike, fspath
+from os import fspath
 from pathlib import Path
 from typing import Any, TypeAlias
 
 from agentbase_kernel import AgentBase
 from agentbase_kernel.errors import AgentBaseError, EntryNotFound, InvalidArgument, NotFoundError
-from agentbase_kernel.records import AddResult, Entry, FindResult, HistoryEvent, Hit
+from agentbase_kernel.records import AddResult, Entry, FindResult, HistoryEvent
 
 __all__ = [
     "AsyncMem0Adapter",

@@ -49,6 +49,7 @@ class FakeLLM:
 
     def generate_response(self, messages: list[dict[str, Any]], response_format: Any = None, **kwargs: Any) -> str:
         self.calls += 1
+        self.messages = messages
         if response_format is None:
             return "1. Open the editor\n2. Run the tests"
         return json.dumps({"memory": [{"text": fact, "attributed_to": "user"} for fact in self.facts]})

@@ -455,6 +455,24 @@ async def test_timestamp_follows_each_implementation(memory):
     assert (await memory.get(item["id"]))["created_at"] == when.isoformat()
 
 
+async def test_reference_date_follows_each_implementation(memory):
+    """mem0 OSS refuses ``reference_date``; agentbase resolves relative dates against it (compat doc)."""
+    await memory.add("I went hiking yesterday", user_id="alice", infer=False)
+    if memory.impl == "mem0":
+        with pytest.raises(ValueError):
+            await memory.search("hiking", filters={"user_id": "alice"}, reference_date="2024-05-01")
+        return
+    rows = (await memory.search("hiking", filters={"user_id": "alice"}, reference_date="2024-05-01"))["results"]
+    assert [r["memory"] for r in rows] == ["I went hiking yesterday"]
+
+
+async def test_rerank_flag_is_accepted(memory):
+    await _seed(memory)
+    plain = (await memory.search("pizza", filters={"user_id": "alice"}, threshold=0.0))["results"]
+    reranked = (await memory.search("pizza", filters={"user_id": "alice"}, threshold=0.0, rerank=True))["results"]
+    assert [r["id"] for r in reranked] == [r["id"] for r in plain]
+
+
 async def test_chat_is_not_implemented(memory):
     with pytest.raises(NotImplementedError):
         await memory.chat("hello")

@@ -198,8 +198,16 @@ def test_procedural_memory_is_a_skill_transcript_without_llm(m0, kernel):
 
 def test_procedural_memory_uses_the_llm_hook_when_enabled(m0, fake_llm):
     m0.llm = fake_llm([])
-    [item] = m0.add("Deploy the app", agent_id="ops", memory_type="procedural_memory")["results"]
+    [item] = m0.add("Deploy the app", agent_id="ops", memory_type="procedural_memory", prompt="Steps only")["results"]
     assert item["memory"] == "1. Open the editor\n2. Run the tests" and m0.llm.calls == 1
+    assert m0.llm.messages[0] == {"role": "system", "content": "Steps only"}
+    assert m0.llm.messages[1] == {"role": "user", "content": "Deploy the app"}
+
+
+def test_infer_true_never_calls_the_llm_hook(m0, fake_llm):
+    m0.llm = fake_llm(["never used"])
+    m0.add("I love sushi.", user_id="alice")
+    assert m0.llm.calls == 0
 
 
 async def test_async_procedural_memory_with_a_langchain_model(am0):
@@ -368,10 +376,13 @@ def test_top_level_db_path(tmp_path):
     assert (tmp_path / "x.db").exists()
 
 
-def test_memory_with_no_arguments_uses_agentbase_path(tmp_path, monkeypatch):
+def test_memory_with_no_arguments_works_offline_on_agentbase_path(tmp_path, monkeypatch, minilm):
     monkeypatch.setenv("AGENTBASE_PATH", str(tmp_path / "default.db"))
-    with Memory() as m:
-        assert m.db.path == tmp_path / "default.db"
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with Memory() as m:  # the default embedder: the bundled MiniLM (minilm keeps it loaded)
+        m.add("I like pizza", user_id="alice", infer=False)
+        assert m.search("pizza", filters={"user_id": "alice"})["results"][0]["memory"] == "I like pizza"
+        assert m.db.path == tmp_path / "default.db" and m.db.sync.embedder.name == "all-MiniLM-L6-v2"
 
 
 @pytest.mark.parametrize(
