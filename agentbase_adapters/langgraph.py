@@ -48,7 +48,6 @@ from langgraph.store.base import (  # noqa: E402
 )
 
 from agentbase_kernel import AgentBase  # noqa: E402
-from agentbase_kernel.errors import DuplicateEntry  # noqa: E402
 from agentbase_kernel.records import Entry  # noqa: E402
 
 __all__ = ["AgentBaseStore", "ScopeRule", "user_namespace_rule"]
@@ -309,25 +308,12 @@ class AgentBaseStore(BaseStore):
                 await call("delete", existing.id)
             return
         record = self._to_record(op)
-        # The kernel keeps one live entry per (scope, text). Two items with the same text in one
-        # scope (or an item repeating another adapter's memory) get their address appended.
-        unique = f"{record['text']}\n[langgraph {json.dumps([*namespace, op.key], ensure_ascii=False)}]"
         if existing is not None:
-            try:
-                await call("update", existing.id, **record)
-            except DuplicateEntry:
-                await call("update", existing.id, **{**record, "text": unique})
+            await call("update", existing.id, **record)
             return
         text = record.pop("text")
-        scope = self._scope(namespace)
-        for attempt in (text, unique):
-            result = await call("add_memory", attempt, actor="langgraph", **record, **scope)
-            if result.event == "ADD":
-                return
-        raise DuplicateEntry(
-            f"Cannot store {namespace}/{op.key!r}: entry {result.entry.id!r} of the same scope already has its text",
-            existing_id=result.entry.id,
-        )
+        # items are addressed by (namespace, key), not by text: two keys may hold equal values
+        await call("add_memory", text, actor="langgraph", dedup=False, **record, **self._scope(namespace))
 
     async def _search(self, op: SearchOp, call: Callable[..., Awaitable[Any]]) -> list[SearchItem]:
         in_prefix = await self._all(_namespace_meta(op.namespace_prefix), call)
