@@ -8,6 +8,7 @@ the reference ``SQLAlchemyChatStore`` and ours) and ``tests/memory/test_memory_c
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 
 import pytest
 from llama_index.core.base.llms.types import ChatMessage
@@ -31,11 +32,15 @@ def contents(messages: list[ChatMessage]) -> list[str | None]:
 
 
 @pytest.fixture(params=["sqlalchemy", "agentbase"])
-def chat_store(request: pytest.FixtureRequest, db: AgentBase) -> AsyncDBChatStore:
+async def chat_store(request: pytest.FixtureRequest, db: AgentBase) -> AsyncIterator[AsyncDBChatStore]:
     """An EMPTY store: the reference SQLAlchemyChatStore (in-memory aiosqlite), then ours."""
-    if request.param == "sqlalchemy":
-        return SQLAlchemyChatStore(table_name="test_messages", async_database_uri="sqlite+aiosqlite:///:memory:")
-    return AgentBaseAsyncChatStore(db)
+    if request.param == "agentbase":
+        yield AgentBaseAsyncChatStore(db)
+        return
+    reference = SQLAlchemyChatStore(table_name="test_messages", async_database_uri="sqlite+aiosqlite:///:memory:")
+    yield reference
+    if reference._async_engine is not None:  # else aiosqlite warns about an unclosed connection
+        await reference._async_engine.dispose()
 
 
 @pytest.fixture
