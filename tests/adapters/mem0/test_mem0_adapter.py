@@ -147,6 +147,15 @@ def test_infer_true_stores_message_and_extracted_facts_without_llm(m0, kernel):
     assert {e.id for e in kernel.list(user_id="alice")} == {r["id"] for r in rows}
 
 
+def test_a_newer_fact_supersedes_the_older_one(m0):
+    old_fact = m0.add("I live in Paris.", user_id="alice")["results"][-1]
+    new_fact = m0.add("I live in Berlin.", user_id="alice")["results"][-1]
+    assert (old_fact["memory"], new_fact["memory"]) == ("User lives in Paris", "User lives in Berlin")
+    listed = [r["memory"] for r in m0.get_all(filters={"user_id": "alice"})["results"]]
+    assert listed == ["I live in Paris.", "I live in Berlin.", "User lives in Berlin"]
+    assert m0.get(old_fact["id"])["memory"] == "User lives in Paris"
+
+
 def test_infer_true_facts_inherit_the_expiration_date(m0):
     rows = m0.add("I love sushi.", user_id="alice", expiration_date="2001-01-01")["results"]
     assert len(rows) >= 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -97,9 +98,11 @@ print(len(touched))
 @pytest.mark.xfail(strict=True, reason=(
     "kernel bug: the first find() of a process calls tiktoken.get_encoding('cl100k_base') "
     "(text/tokenize.py _encoder), which downloads the encoding when it is not cached"))
-def test_first_search_of_a_process_touches_no_network():
+def test_first_search_of_a_process_touches_no_network(tmp_path):
+    # an empty tiktoken cache, so a warm cache on this machine cannot hide the download
+    env = {**os.environ, "TIKTOKEN_CACHE_DIR": str(tmp_path / "tiktoken")}
     out = subprocess.run([sys.executable, "-c", _SEARCH_IN_A_FRESH_PROCESS], capture_output=True, text=True,
-                         check=True, cwd=_ROOT)
+                         check=True, cwd=_ROOT, env=env)
     assert out.stdout.strip().splitlines()[-1] == "0"
 
 
