@@ -155,6 +155,10 @@ def check_limit(value: Any, *, default: int = 20) -> int:
 
 def check_choice(value: Any, choices: Sequence[str], *, param: str) -> str:
     """Check that ``value`` is one of ``choices`` (OpenAI's "Invalid value" error otherwise)."""
+    if value is None:
+        raise invalid(
+            f"Missing required parameter: '{param}'.", param=param, code="missing_required_parameter"
+        )
     if value not in choices:
         listed = ", ".join(f"'{choice}'" for choice in choices[:-1]) + f" and '{choices[-1]}'"
         raise invalid(

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import threading
 from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar, cast
@@ -70,6 +71,10 @@ _T = TypeVar("_T")
 
 def _thread_blocks(content: Any, *, param: str) -> tuple[list[dict[str, Any]], str]:
     """Content given to ``messages.create`` -> (OpenAI content blocks, the plain text)."""
+    if content is None:
+        raise invalid(
+            f"Missing required parameter: '{param}'.", param=param, code="missing_required_parameter"
+        )
     if isinstance(content, str):
         parts: list[Any] = [{"type": "text", "text": content}]
     elif isinstance(content, list | tuple):
@@ -198,6 +203,9 @@ def _sibling(param: str, name: str) -> str:
     """``messages[2].content`` -> ``messages[2].metadata``; ``content`` -> ``metadata``."""
     head, _, _ = param.rpartition(".")
     return f"{head}.{name}" if head else name
+
+
+_CHAT_ROLES = {"ai": "assistant", "human": "user"}
 
 
 def _thread_role(role: str) -> str:
@@ -406,7 +414,16 @@ class _Respond:
     context: list[dict[str, Any]]
 
 
-_Op = Generator["_Call | _Respond", Any, _T]
+@dataclass(frozen=True)
+class _Patch:
+    """A read-modify-write of our part of a session's metadata. The kernel replaces metadata
+    wholesale and has no compare-and-set, so the driver runs it under the adapter's lock."""
+
+    session_id: str
+    change: Callable[[Session, dict[str, Any]], None]
+
+
+_Op = Generator["_Call | _Respond | _Patch", Any, _T]
 
 
 def _k(method: str, *args: Any, **kwargs: Any) -> _Call:
@@ -458,11 +475,7 @@ class _Operations:
     def _update_state(
         self, session_id: str, change: Callable[[Session, dict[str, Any]], None]
     ) -> _Op[Session]:
-        # Read-modify-write of the session's metadata: the kernel has no partial update.
-        session: Session = yield from self._session(session_id)
-        state = _state(session)
-        change(session, state)
-        updated: Session = yield _k("update_session", session_id, metadata=_with_state(session, state))
+        updated: Session = yield _Patch(session_id, change)
         return updated
 
     # -- threads
@@ -665,7 +678,9 @@ class _Operations:
         for record in records:
             message = _from_record(record, shape="thread")
             text = "\n".join(b["text"]["value"] for b in message["content"] if b["type"] == "text")
-            chat.append({"role": message["role"], "content": text})
+            # The kernel's role, not the thread's user/assistant: other adapters' system or tool
+            # turns reach the responder as what they are.
+            chat.append({"role": _CHAT_ROLES.get(record.role, record.role), "content": text})
         query = next(
             (m["content"] for m in reversed(chat) if m["role"] == "user" and m["content"].strip()), None
         )
@@ -846,7 +861,7 @@ class _Operations:
 # ----------------------------------------------------------------------------- drivers
 
 
-def _drive_sync(op: _Op[_T], kernel: Any, responder: Responder | None) -> _T:
+def _drive_sync(op: _Op[_T], kernel: Any, responder: Responder | None, lock: threading.Lock) -> _T:
     value: Any = None
     error: BaseException | None = None
     while True:
@@ -858,6 +873,12 @@ def _drive_sync(op: _Op[_T], kernel: Any, responder: Responder | None) -> _T:
         try:
             if isinstance(step, _Call):
                 value = getattr(kernel, step.method)(*step.args, **step.kwargs)
+            elif isinstance(step, _Patch):
+                with lock:
+                    session = kernel.get_session(step.session_id)
+                    state = _state(session)
+                    step.change(session, state)
+                    value = kernel.update_session(step.session_id, metadata=_with_state(session, state))
             else:
                 assert responder is not None  # _check_runnable() ran first
                 value = responder(step.messages, step.context)
@@ -865,7 +886,7 @@ def _drive_sync(op: _Op[_T], kernel: Any, responder: Responder | None) -> _T:
             error = exc
 
 
-async def _drive_async(op: _Op[_T], db: AgentBase, responder: Responder | None) -> _T:
+async def _drive_async(op: _Op[_T], db: AgentBase, responder: Responder | None, lock: asyncio.Lock) -> _T:
     value: Any = None
     error: BaseException | None = None
     while True:
@@ -877,6 +898,12 @@ async def _drive_async(op: _Op[_T], db: AgentBase, responder: Responder | None) 
         try:
             if isinstance(step, _Call):
                 value = await getattr(db, step.method)(*step.args, **step.kwargs)
+            elif isinstance(step, _Patch):
+                async with lock:
+                    session = await db.get_session(step.session_id)
+                    state = _state(session)
+                    step.change(session, state)
+                    value = await db.update_session(step.session_id, metadata=_with_state(session, state))
             else:
                 assert responder is not None
                 if inspect.iscoroutinefunction(responder):
@@ -920,9 +947,10 @@ class OpenAIAssistantAdapter:
         self.db = db
         self.responder = responder
         self._ops = _Operations(has_responder=responder is not None)
+        self._lock = threading.Lock()
 
     def _run(self, op: _Op[_T]) -> _T:
-        return _drive_sync(op, self.db.sync, self.responder)
+        return _drive_sync(op, self.db.sync, self.responder, self._lock)
 
     # threads
     def create_thread(
@@ -1143,9 +1171,10 @@ class AsyncOpenAIAssistantAdapter:
         self.db = db
         self.responder = responder
         self._ops = _Operations(has_responder=responder is not None)
+        self._lock = asyncio.Lock()
 
     async def _run(self, op: _Op[_T]) -> _T:
-        return await _drive_async(op, self.db, self.responder)
+        return await _drive_async(op, self.db, self.responder, self._lock)
 
     # threads
     async def create_thread(

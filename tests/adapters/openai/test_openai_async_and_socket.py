@@ -86,6 +86,17 @@ async def test_async_responder_is_awaited_and_requests_run_concurrently(db: Agen
     assert wire.problems == [] and wire.checked >= 3
 
 
+async def test_concurrent_runs_on_one_thread_are_all_recorded(aclient: openai.AsyncOpenAI) -> None:
+    # Runs live in session metadata, which the kernel replaces wholesale: without the adapter's
+    # lock around the read-modify-write, concurrent runs overwrite each other's records.
+    thread = await aclient.beta.threads.create(messages=[{"role": "user", "content": "hi"}])
+    runs = await asyncio.gather(
+        *(aclient.beta.threads.runs.create(thread.id, assistant_id="a") for _ in range(6))
+    )
+    listed = {run.id async for run in aclient.beta.threads.runs.list(thread.id)}
+    assert listed == {run.id for run in runs}
+
+
 # -- a real socket
 
 

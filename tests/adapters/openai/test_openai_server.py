@@ -361,3 +361,18 @@ def test_persistence_across_server_restart(tmp_path: Path, hash_embedder: Any) -
         assert client.beta.threads.runs.retrieve(run.id, thread_id=thread.id).status == "completed"
     assert any("lighthouse" in hit.content for hit in second_db.sync.find("lighthouse", session_id=thread.id))
     second_db.sync.close()
+
+
+def test_missing_required_parameters_are_named(raw: TestClient) -> None:
+    thread = raw.post("/v1/threads", json={}).json()
+    for body, param in (({"content": "x"}, "role"), ({"role": "user"}, "content")):
+        response = raw.post(f"/v1/threads/{thread['id']}/messages", json=body)
+        assert response.status_code == 400
+        assert response.json()["error"] == {
+            "message": f"Missing required parameter: '{param}'.",
+            "type": "invalid_request_error",
+            "param": param,
+            "code": "missing_required_parameter",
+        }
+    response = raw.post(f"/v1/threads/{thread['id']}/runs", json={})
+    assert response.json()["error"]["message"] == "Missing required parameter: 'assistant_id'."
