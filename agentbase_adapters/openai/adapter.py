@@ -10,7 +10,9 @@ How OpenAI objects map onto the kernel::
                                kernel concept); the reply is an assistant message
 
 Every operation is written once, as a generator that yields the kernel calls it needs
-(``_Call``) and, for runs, the call to the responder (``_Respond``). Two drivers run them:
+(``_Call``), the read-modify-writes of session metadata (``_Patch``, run under the adapter's lock
+because the kernel replaces metadata wholesale) and, for runs, the call to the responder
+(``_Respond``). Two drivers run them:
 ``OpenAIAssistantAdapter`` against ``db.sync`` and ``AsyncOpenAIAssistantAdapter`` (used by the
 HTTP app) against the kernel's async methods, so neither blocks where it must not and the
 translation exists once.

@@ -167,6 +167,10 @@ def _endpoint(kind: str, handler: Callable[[Request], Awaitable[Any]]) -> _Endpo
             return _error(
                 500, f"The server had an error while processing your request: {exc}", kind="server_error"
             )
+        except Exception:
+            # Still OpenAI's error body, so the SDK raises its InternalServerError, not a parse error.
+            _log.exception("unexpected error on %s %s", request.method, request.url.path)
+            return _error(500, "The server had an error while processing your request.", kind="server_error")
 
     return endpoint
 

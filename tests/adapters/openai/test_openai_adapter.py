@@ -142,6 +142,16 @@ def test_content_parts_keep_images_and_join_text(oa: OpenAIAssistantAdapter, db:
     assert db.sync.get_message(thread["id"], message["id"]).content == "Look at this\nand this"
 
 
+def test_image_only_message_is_stored_but_not_ingested(oa: OpenAIAssistantAdapter, db: AgentBase) -> None:
+    thread = oa.create_thread()
+    image = {"type": "image_file", "image_file": {"file_id": "file_123"}}
+    message = oa.create_message(thread["id"], role="user", content=[image])
+    Message.model_validate(message, strict=True)
+    assert message["content"] == [image]
+    record = db.sync.get_message(thread["id"], message["id"])
+    assert (record.content, record.entry_id) == ("", None)
+
+
 @pytest.mark.parametrize(
     ("kwargs", "param", "message"),
     [

@@ -376,3 +376,15 @@ def test_missing_required_parameters_are_named(raw: TestClient) -> None:
         }
     response = raw.post(f"/v1/threads/{thread['id']}/runs", json={})
     assert response.json()["error"]["message"] == "Missing required parameter: 'assistant_id'."
+
+
+def test_storage_failure_is_a_500_in_openai_format(db: AgentBase) -> None:
+    client, http = sync_client(create_app(db))
+    with http:
+        thread = client.beta.threads.create()
+        db.sync.close()
+        with pytest.raises(openai.InternalServerError) as excinfo:
+            client.beta.threads.retrieve(thread.id)
+    assert excinfo.value.status_code == 500
+    assert excinfo.value.body["type"] == "server_error"  # type: ignore[index]
+    assert excinfo.value.body["message"].startswith("The server had an error")  # type: ignore[index]
