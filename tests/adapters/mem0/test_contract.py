@@ -357,6 +357,39 @@ async def test_update_changes_text_keeps_created_at_merges_metadata(memory):
     assert after["user_id"] == "alice"
 
 
+async def test_metadata_only_update_keeps_text_and_identity(memory):
+    # mem0 tests (test_metadata_only_update.py): a payload-only update keeps text, hash, created_at and scope,
+    # refuses identity keys and does not mutate the caller's dict
+    [item] = (await memory.add("prefers concise answers", user_id="owner", metadata={"reviewed": False, "source": "chat"},
+                               expiration_date="2099-01-01", infer=False))["results"]
+    before = await memory.get(item["id"])
+    changes = {"user_id": "other", "agent_id": "injected", "reviewed": True}
+    assert await memory.update(item["id"], metadata=changes) == {"message": "Memory updated successfully!"}
+    assert changes == {"user_id": "other", "agent_id": "injected", "reviewed": True}
+    after = await memory.get(item["id"])
+    for key in ("memory", "hash", "created_at", "user_id", "expiration_date"):
+        assert after[key] == before[key]
+    assert "agent_id" not in after and after["updated_at"] >= before["updated_at"]
+    assert after["metadata"] == {"reviewed": True, "source": "chat"}
+    updates = [row for row in await memory.history(item["id"]) if row["event"] == "UPDATE"]
+    # mem0 records an UPDATE row with old == new text; the kernel records only text changes (compat doc)
+    assert len(updates) == (1 if memory.impl == "mem0" else 0)
+
+
+async def test_inputs_are_not_mutated_and_actor_id_filters(memory):
+    # mem0 tests (test_filters_and_metadata.py): caller dicts stay as they were; actor_id is a filter key
+    metadata = {"topic": "food", "user_id": "eve"}
+    await memory.add([{"role": "user", "content": "I like pizza", "name": "bob"},
+                      {"role": "user", "content": "I like tea", "name": "carol"}], user_id="alice", metadata=metadata, infer=False)
+    assert metadata == {"topic": "food", "user_id": "eve"}
+    filters = {"user_id": "alice", "actor_id": "bob"}
+    rows = (await memory.get_all(filters=filters))["results"]
+    assert [r["memory"] for r in rows] == ["I like pizza"]
+    found = (await memory.search("I like", filters=filters, threshold=0.0))["results"]
+    assert [r["memory"] for r in found] == ["I like pizza"]
+    assert filters == {"user_id": "alice", "actor_id": "bob"}
+
+
 async def test_update_data_alias_and_identity_keys(memory):
     [item] = (await memory.add("I like pizza", user_id="alice", infer=False))["results"]
     await memory.update(item["id"], data="I like pasta", metadata={"user_id": "eve"})

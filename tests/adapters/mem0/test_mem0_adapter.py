@@ -11,7 +11,7 @@ import re
 import sys
 import threading
 import uuid
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -170,8 +170,17 @@ def test_run_id_is_the_kernel_session_id(m0, kernel):
     assert [r["id"] for r in m0.get_all(filters={"run_id": "trip-42"})["results"]] == [item["id"]]
 
 
-def test_expiration_date_is_the_end_of_that_day(m0, kernel):
-    [item] = m0.add("I like pizza", user_id="alice", expiration_date=datetime(2030, 5, 1, 9, 30), infer=False)["results"]
+@pytest.mark.parametrize(
+    "when",
+    [
+        pytest.param(datetime(2030, 5, 1, 9, 30), id="naive"),
+        # mem0 tests (test_expiration_tz.py): an aware datetime keeps the caller's calendar day
+        pytest.param(datetime(2030, 5, 1, 23, 30, tzinfo=timezone(timedelta(hours=8))), id="aware-plus-8"),
+        pytest.param("2030-05-01", id="string"),
+    ],
+)
+def test_expiration_date_is_the_end_of_that_day(m0, kernel, when):
+    [item] = m0.add("I like pizza", user_id="alice", expiration_date=when, infer=False)["results"]
     assert kernel.get(item["id"]).expires_at == datetime(2030, 5, 2, tzinfo=timezone.utc)
     assert m0.get(item["id"])["expiration_date"] == "2030-05-01"
 

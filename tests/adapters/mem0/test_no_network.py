@@ -95,10 +95,8 @@ print(len(touched))
 """
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "kernel bug: the first find() of a process calls tiktoken.get_encoding('cl100k_base') "
-    "(text/tokenize.py _encoder), which downloads the encoding when it is not cached"))
 def test_first_search_of_a_process_touches_no_network(tmp_path):
+    """The first find() of a process loads a token counter; it once downloaded tiktoken's encoding."""
     # an empty tiktoken cache, so a warm cache on this machine cannot hide the download
     env = {**os.environ, "TIKTOKEN_CACHE_DIR": str(tmp_path / "tiktoken")}
     out = subprocess.run([sys.executable, "-c", _SEARCH_IN_A_FRESH_PROCESS], capture_output=True, text=True,
