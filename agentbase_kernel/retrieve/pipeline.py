@@ -104,6 +104,8 @@ class Retriever:
         if cfg.intents:
             intents = intent_mod.detect_intents(normalized)
             window = dates_mod.query_window(query, reference)
+            if window is not None:
+                intents.add("temporal")
         trace.intents = sorted(intents)
         want = top_k
         if "aggregation" in intents:
@@ -164,7 +166,7 @@ class Retriever:
             self._ner_boost(normalized, query, cands, cfg)
             t = timer.step("ner_boost", t, len(cands))
 
-        if cfg.intents and intents:
+        if cfg.intents and (intents or window is not None):
             self._intent_strategies(intents, window, cands, cfg, reference)
             t = timer.step("intent_strategies", t, len(cands), intents=trace.intents)
 

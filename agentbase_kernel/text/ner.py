@@ -428,28 +428,48 @@ def _keep_spacy_entity(label: str, text: str) -> bool:
     return label != "DATE" or _MONTH_WORD.search(text) is not None
 
 
-def _worth_spacy(text: str) -> bool:
-    """True if spaCy could find a name here: a capitalised non-stop word, or a number.
+# A sentence ends at [.!?] before a space, except after an initial ("J.K. Rowling", "George R. R. Martin").
+_SENTENCE_SPAN = re.compile(r"(?:[^.!?\n]|(?<=\b[A-Z])\.|[.!?](?![\s.!?]|$))+(?:[.!?]+|\n|$)")
+_Span = tuple[int, int, str, str]  # start, end, label, text
 
-    Most chat turns ("Thanks, that means a lot!") have neither; skipping them roughly doubles
-    ingest speed and loses only the labels filtered out above.
+
+def _spacy_segments(text: str, names: list[tuple[int, int, str]]) -> list[tuple[int, int]]:
+    """The sentences of ``text`` where spaCy could find something: a name candidate or a number.
+
+    Most chat sentences ("Thanks, that means a lot!") have neither, and spaCy's NER looks only a
+    few tokens around each word, so running it on the other sentences alone is ~2x faster on chat
+    and loses only the labels dropped above. Adjacent kept sentences are merged.
     """
-    return _DIGIT.search(text) is not None or next(RegexNer._name_spans(text), None) is not None
-
-
-def _spacy_entities(doc: Any, text: str, regex: RegexNer) -> list[Entity]:
-    # spaCy's sm models tag e-mails and URLs as PERSON/ORG fragments: our patterns win there
-    spans = regex.structured_spans(text)
-    found = [(s, ent) for s, _, ent in spans]
-    for e in doc.ents if doc is not None else ():
-        if not _keep_spacy_entity(e.label_, e.text):
+    segments: list[tuple[int, int]] = []
+    starts = [start for start, _, _ in names]
+    for m in _SENTENCE_SPAN.finditer(text):
+        start, end = m.span()
+        if _DIGIT.search(text, start, end) is None and not any(start <= s < end for s in starts):
             continue
-        if not any(s < e.end_char and e.start_char < end for s, end, _ in spans):
-            found.append((e.start_char, _make(e.text, e.label_)))
-            spans.append((e.start_char, e.end_char, found[-1][1]))
+        if segments and segments[-1][1] == start:
+            segments[-1] = (segments[-1][0], end)
+        else:
+            segments.append((start, end))
+    return segments
+
+
+def _doc_spans(doc: Any, offset: int = 0) -> list[_Span]:
+    return [(offset + e.start_char, offset + e.end_char, e.label_, e.text) for e in doc.ents]
+
+
+def _spacy_entities(
+    text: str, model_spans: list[_Span], names: list[tuple[int, int, str]], regex: RegexNer
+) -> list[Entity]:
+    # spaCy's sm models tag e-mails and URLs as PERSON/ORG fragments: our patterns win there
+    taken = [(s, e) for s, e, _ in regex.structured_spans(text)]
+    found = [(s, ent) for s, _, ent in regex.structured_spans(text)]
+    for start, end, label, ent_text in model_spans:
+        if _keep_spacy_entity(label, ent_text) and not any(s < end and start < e for s, e in taken):
+            found.append((start, _make(ent_text, label)))
+            taken.append((start, end))
     # en_core_web_sm misses many addressed names ("Hey Nate!", "Thanks, Gina"); the regex finds them
-    for start, end, label in RegexNer._name_spans(text):
-        if label != "DATE" and not any(s < end and start < e for s, e, _ in spans):
+    for start, end, label in names:
+        if label != "DATE" and not any(s < end and start < e for s, e in taken):
             found.append((start, _make(text[start:end], label)))
     found.sort(key=lambda pair: pair[0])
     return _dedupe(ent for _, ent in found)
@@ -507,20 +527,34 @@ class NerChain:
             if nlp is None:
                 for i in idx:
                     out[i] = self._regex.extract(texts[i])
+            elif nlp is self._zh_nlp:
+                docs = nlp.pipe((texts[i] for i in idx), batch_size=256)
+                for i, doc in zip(idx, docs):
+                    # zh models miss our suffix patterns; merge them in
+                    out[i] = _dedupe([*_spacy_entities(texts[i], _doc_spans(doc), [], self._regex),
+                                      *self._regex.extract(texts[i])])
             else:
-                zh = nlp is self._zh_nlp
-                todo = [i for i in idx if len(texts[i]) <= SPACY_MAX_CHARS and (zh or _worth_spacy(texts[i]))]
-                docs = nlp.pipe((texts[i] for i in todo), batch_size=256)
-                by_index = dict(zip(todo, docs))
-                for i in idx:
-                    if len(texts[i]) > SPACY_MAX_CHARS:
-                        out[i] = self._regex.extract(texts[i])
-                        continue
-                    ents = _spacy_entities(by_index.get(i), texts[i], self._regex)
-                    if zh:  # zh models miss our suffix patterns; merge them in
-                        ents = _dedupe([*ents, *self._regex.extract(texts[i])])
-                    out[i] = ents
+                self._extract_english(nlp, [texts[i] for i in idx], idx, out)
         return [ents if ents is not None else [] for ents in out]
+
+    def _extract_english(self, nlp: Any, texts: list[str], idx: list[int], out: list[list[Entity] | None]) -> None:
+        names = [list(RegexNer._name_spans(t)) if len(t) <= SPACY_MAX_CHARS else [] for t in texts]
+        jobs: list[tuple[int, int]] = []  # (position in texts, segment start)
+        pieces: list[str] = []
+        for pos, text in enumerate(texts):
+            if len(text) > SPACY_MAX_CHARS:
+                continue
+            for start, end in _spacy_segments(text, names[pos]):
+                jobs.append((pos, start))
+                pieces.append(text[start:end])
+        model_spans: list[list[_Span]] = [[] for _ in texts]
+        for (pos, start), doc in zip(jobs, nlp.pipe(pieces, batch_size=256)):
+            model_spans[pos].extend(_doc_spans(doc, start))
+        for pos, text in enumerate(texts):
+            if len(text) > SPACY_MAX_CHARS:
+                out[idx[pos]] = self._regex.extract(text)
+            else:
+                out[idx[pos]] = _spacy_entities(text, model_spans[pos], names[pos], self._regex)
 
     def __repr__(self) -> str:
         return f"NerChain(stage={self.stage!r})"

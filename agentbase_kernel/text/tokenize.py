@@ -9,6 +9,7 @@ each word is quoted, so FTS5 syntax in user input (``"``, ``*``, ``NEAR(``, ``AN
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 
@@ -111,16 +112,41 @@ _ENCODER_TRIED = False
 
 
 def _encoder():  # type: ignore[no-untyped-def]
+    """tiktoken's cl100k_base, but only from a local cache: it must never download."""
     global _ENCODER, _ENCODER_TRIED
     if not _ENCODER_TRIED:
         _ENCODER_TRIED = True
-        try:
-            import tiktoken
+        cache = _tiktoken_cache()
+        if cache is not None:
+            try:
+                import tiktoken
 
-            _ENCODER = tiktoken.get_encoding("cl100k_base")
-        except Exception:  # noqa: BLE001 - no tiktoken or no cached encoding: estimate
-            _ENCODER = None
+                previous = os.environ.get("TIKTOKEN_CACHE_DIR")
+                os.environ["TIKTOKEN_CACHE_DIR"] = cache
+                try:
+                    _ENCODER = tiktoken.get_encoding("cl100k_base")
+                finally:
+                    if previous is None:
+                        os.environ.pop("TIKTOKEN_CACHE_DIR", None)
+                    else:
+                        os.environ["TIKTOKEN_CACHE_DIR"] = previous
+            except Exception:  # noqa: BLE001 - no tiktoken or an unusable cache: estimate
+                _ENCODER = None
     return _ENCODER
+
+
+def _tiktoken_cache() -> str | None:
+    """A folder that already holds tiktoken's files (the user's, or LlamaIndex's bundled copy)."""
+    import importlib.util
+
+    candidates = [os.environ.get("TIKTOKEN_CACHE_DIR"), os.environ.get("DATA_GYM_CACHE_DIR")]
+    spec = importlib.util.find_spec("llama_index")
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        candidates.append(os.path.join(root, "core", "_static", "tiktoken_cache"))
+    for folder in candidates:
+        if folder and os.path.isdir(folder) and os.listdir(folder):
+            return folder
+    return None
 
 
 def tokenizer_name() -> str:
