@@ -32,6 +32,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from agentbase_adapters._require import require
+from agentbase_adapters.openai._wire import check_limit
 from agentbase_adapters.openai.adapter import AsyncOpenAIAssistantAdapter, Responder
 from agentbase_kernel import AgentBase
 from agentbase_kernel.errors import (
@@ -142,6 +143,11 @@ async def _body(request: Request) -> dict[str, Any]:
     return body
 
 
+def _field(body: dict[str, Any], key: str) -> Any:
+    """A body field as sent (``None`` when absent); the adapter reports it if it is required."""
+    return body.get(key)
+
+
 def _present(body: dict[str, Any], *keys: str) -> dict[str, Any]:
     """Only the keys the client sent, so an omitted field is left unchanged."""
     return {key: body[key] for key in keys if key in body}
@@ -218,7 +224,7 @@ def create_app(
             query = request.query_params
             return await oa.list_messages(
                 thread_id,
-                limit=query.get("limit"),
+                limit=check_limit(query.get("limit")),
                 order=query.get("order"),
                 after=query.get("after"),
                 before=query.get("before"),
@@ -227,8 +233,8 @@ def create_app(
         body = await _body(request)
         return await oa.create_message(
             thread_id,
-            role=body.get("role"),
-            content=body.get("content"),
+            role=_field(body, "role"),
+            content=_field(body, "content"),
             attachments=body.get("attachments"),
             metadata=body.get("metadata"),
         )
@@ -248,7 +254,7 @@ def create_app(
             query = request.query_params
             return await oa.list_runs(
                 thread_id,
-                limit=query.get("limit"),
+                limit=check_limit(query.get("limit")),
                 order=query.get("order"),
                 after=query.get("after"),
                 before=query.get("before"),
@@ -291,7 +297,10 @@ def create_app(
         if request.method == "GET":
             query = request.query_params
             return await oa.list_items(
-                conversation_id, limit=query.get("limit"), order=query.get("order"), after=query.get("after")
+                conversation_id,
+                limit=check_limit(query.get("limit")),
+                order=query.get("order"),
+                after=query.get("after"),
             )
         body = await _body(request)
         if "items" not in body:
