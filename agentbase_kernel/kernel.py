@@ -484,17 +484,26 @@ class Kernel:
             position=position)[0]
 
     def add_messages(self, session_id: str, messages: Sequence[dict[str, Any]], *,
-                     position: int | None = None, progress: Callable[[int, int], None] | None = None) -> list[Message]:
-        """Append many turns in one transaction; each ingested turn becomes a memory in the session's scope."""
+                     position: int | None = None, progress: Callable[[int, int], None] | None = None,
+                     user_id: str | None = None, agent_id: str | None = None,
+                     project_id: str | None = None) -> list[Message]:
+        """Append many turns in one transaction; each ingested turn becomes a memory in the session's scope.
+
+        ``position`` follows ``list.insert`` (negative counts from the end, past the end appends).
+        Scope keywords create a missing session in that scope, and must match an existing one
+        (checked in the same transaction), else ``ScopeError``.
+        """
         sid = _check_id("session_id", session_id)
         if sid is None:
             raise ScopeError("session_id is required")
-        if position is not None:
-            _limit(position, "position") if position >= 0 else None
+        if position is not None and (not isinstance(position, int) or isinstance(position, bool)):
+            raise InvalidArgument(f"position must be an int, got {position!r}")
+        scope = _scope(user_id, agent_id, project_id)
         items = [self._message_item(m) for m in messages]
         store = self._ready()
         with store.transaction():
-            session, _ = store.ensure_session(sid, Scope(), None)
+            session, _ = store.ensure_session(sid, scope, None)
+            _require_scope(session, scope)
             stored = []
             for i, item in enumerate(items):
                 pos = None if position is None else position + i
@@ -541,6 +550,20 @@ class Kernel:
     def delete_message(self, session_id: str, message_id: str) -> Message:
         """Delete one message and the entries only it produced."""
         return self._ready().delete_message(session_id, message_id)
+
+    def update_messages(self, session_id: str, message_ids: Sequence[str], *, status: str) -> list[Message]:
+        """Set the status of several messages in one transaction (e.g. archive the oldest n)."""
+        if status not in ("active", "archived"):
+            raise InvalidArgument(f"status must be 'active' or 'archived', got {status!r}")
+        store = self._ready()
+        with store.transaction():
+            return [store.update_message(session_id, mid, {"status": status}) for mid in message_ids]
+
+    def delete_messages(self, session_id: str, message_ids: Sequence[str]) -> list[Message]:
+        """Delete several messages (and the entries only they produced) in one transaction."""
+        store = self._ready()
+        with store.transaction():
+            return [store.delete_message(session_id, mid) for mid in message_ids]
 
     def set_messages(self, session_id: str, messages: Sequence[dict[str, Any]]) -> list[Message]:
         """Replace every message of the session in one transaction."""
@@ -607,6 +630,13 @@ class Kernel:
         return self.verify()
 
 
+def _require_scope(session: Session, scope: Scope) -> None:
+    for name in ("user_id", "agent_id", "project_id"):
+        wanted = getattr(scope, name)
+        if wanted is not None and getattr(session.scope, name) != wanted:
+            raise ScopeError(f"Session {session.id!r} belongs to another {name} - use a different session id")
+
+
 def _role(role: str) -> str:
     return {"human": "user", "ai": "assistant"}.get(role, role)
 
@@ -664,6 +694,8 @@ class AgentBase:
     get_message = _async("get_message")
     update_message = _async("update_message")
     delete_message = _async("delete_message")
+    update_messages = _async("update_messages")
+    delete_messages = _async("delete_messages")
     set_messages = _async("set_messages")
     clear_session = _async("clear_session")
     count_messages = _async("count_messages")

@@ -120,3 +120,23 @@ def test_bad_message_input(kernel):
     with pytest.raises(ScopeError):
         kernel.add_message("", "user", "x")
     assert kernel.list_sessions() == []
+
+
+def test_add_messages_checks_scope_in_the_same_transaction(kernel):
+    kernel.add_messages("s", [{"role": "user", "content": "hi"}], user_id="alice")
+    assert kernel.get_session("s").scope.user_id == "alice"
+    with pytest.raises(ScopeError):
+        kernel.add_messages("s", [{"role": "user", "content": "intruder"}], user_id="bob")
+    assert [m.content for m in kernel.list_messages("s")] == ["hi"]
+
+
+def test_bulk_status_and_delete(kernel):
+    msgs = kernel.add_messages("s", [{"role": "user", "content": f"m{i}"} for i in range(5)])
+    kernel.update_messages("s", [m.id for m in msgs[:2]], status="archived")
+    assert kernel.count_messages("s", status="archived") == 2
+    with pytest.raises(MessageNotFound):
+        kernel.delete_messages("s", [msgs[2].id, "msg_missing"])
+    assert kernel.count_messages("s") == 5
+    gone = kernel.delete_messages("s", [msgs[3].id, msgs[4].id])
+    assert [m.content for m in gone] == ["m3", "m4"]
+    assert [m.content for m in kernel.list_messages("s")] == ["m0", "m1", "m2"]
