@@ -25,8 +25,9 @@ from pathlib import Path
 from . import locomo
 from .common import ROOT, offline_env, run_worker, versions
 
-# one BLAS thread: on 2 shared cores, threaded BLAS on a 384-wide product mostly measures contention,
-# and a server answering concurrent requests runs one query per thread anyway
+# One BLAS/OpenMP thread in every worker. On 2 shared, oversubscribed cores, torch's 2 OpenMP threads
+# spin at every barrier waiting for a descheduled sibling: one MiniLM query took 1,430 ms with 2 threads
+# and 151 ms with 1 (measured here). Every system embeds with the same MiniLM, so all get the same setting.
 SINGLE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 ORDER = ("agentbase", "agentbase-no-vectors", "agentbase-no-ner", "agentbase-store", "fts5", "dense", "mem0")
 
@@ -55,7 +56,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             extra = ["--quick"] if args.quick else []
             extra += ["--smoke"] if args.smoke else []
             extra += ["--no-progress"] if args.no_progress else []
-            result = run_worker(["system", name, "--data", args.data, *extra], Path(tmp) / f"{name}.json")
+            result = run_worker(["system", name, "--data", args.data, *extra], Path(tmp) / f"{name}.json",
+                                env=SINGLE_THREAD)
             s = result["rows"][0]["scores"]["all"]
             print(f"   hit@10={s['hit@10']:.3f} recall@10={s['recall@10']:.3f} n={s['n']} "
                   f"ingest={result['ingest_per_s']:,.1f} turns/s p50={result['search_p50_ms']} ms "

@@ -233,7 +233,9 @@ def render(outdir: Path) -> Path:
     if scale:
         lines.append(f"Scaling run(s): {', '.join(sorted({r['finished'] for r in scale['sizes'].values()}))} UTC.")
     lines += ["", "The machine is 2 shared CPU cores; other jobs ran during these runs, so absolute times are noisy. "
-              "The ratios compare systems measured in the same run, one after another.", ""]
+              "The ratios compare systems measured in the same run, one after another. Every worker runs with one "
+              "BLAS/OpenMP thread (`OMP_NUM_THREADS=1`): on oversubscribed cores torch's two OpenMP threads made one "
+              "MiniLM query embedding ~10× slower (1,430 ms vs 151 ms, measured here).", ""]
     lines += targets_section(run, scale)
     notes = Path(__file__).with_name("analysis.md")
     if notes.exists() and outdir.resolve() == Path(__file__).resolve().parent:
