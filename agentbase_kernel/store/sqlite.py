@@ -56,12 +56,17 @@ def _mapped(fn: F) -> F:
     def wrapper(self: SqliteStore, *args: Any, **kwargs: Any) -> Any:
         try:
             return fn(self, *args, **kwargs)
+        except UnicodeEncodeError as exc:  # a lone surrogate in any bound string (issue 9)
+            raise InvalidArgument(f"{exc.object[:80]!r} contains lone surrogate code points and is not valid "
+                                  "Unicode - decode it with errors='replace' first") from exc
+        except OverflowError as exc:  # a Python int beyond SQLite's 64 bits
+            raise InvalidArgument(f"A number is too large for the database ({exc}) - pass it as a string") from exc
         except self._module.Error as exc:
             from .connection import _locked
 
             if is_locked_error(exc):
                 raise _locked(self.path, exc) from exc
-            if isinstance(exc, self._module.IntegrityError):
+            if isinstance(exc, self._module.IntegrityError) or "binding parameter" in str(exc):
                 raise InvalidArgument(f"Rejected by the database: {exc}") from exc
             raise StorageError(f"SQLite error on {self.path}: {exc}", path=str(self.path)) from exc
 

@@ -1,0 +1,69 @@
+"""Regression tests for the kernel bugs the reliability suite found (issue 9), one group per fix."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentbase_kernel.errors import InvalidArgument
+
+from ._inputs import row_counts
+
+
+@pytest.fixture
+def seeded(kernel):
+    kernel.add_memory("Alice likes green tea in Paris", user_id="alice", agent_id="a1", metadata={"k": "v"})
+    kernel.add_messages("s-alice", [{"role": "user", "content": "I live in Berlin"}])
+    return kernel
+
+
+# -- values SQLite cannot bind (lone surrogates, >64-bit ints, wrong types) are InvalidArgument
+
+
+def test_find_with_a_lone_surrogate_among_letters(seeded):
+    with pytest.raises(InvalidArgument, match="lone surrogate"):
+        seeded.find("a\udfffb")
+
+
+@pytest.mark.parametrize("bad_id", ["\ud800", "a\udfffb"])
+@pytest.mark.parametrize("method", ["get", "delete", "update", "history"])
+def test_lone_surrogate_ids_are_invalid_arguments(seeded, method, bad_id):
+    kwargs = {"text": "x"} if method == "update" else {}
+    with pytest.raises(InvalidArgument):
+        getattr(seeded, method)(bad_id, **kwargs)
+
+
+@pytest.mark.parametrize("field", ["category", "role", "actor", "tags"])
+def test_lone_surrogates_in_fields_are_invalid_arguments(kernel, field):
+    value = ["\ud800"] if field == "tags" else "\ud800"
+    before = row_counts(kernel.path)
+    with pytest.raises(InvalidArgument):
+        kernel.add_memory("text", user_id="u", **{field: value})
+    assert row_counts(kernel.path) == before
+
+
+def test_huge_integers_are_invalid_arguments_not_overflow(seeded):
+    with pytest.raises(InvalidArgument):
+        seeded.list(metadata={"k": 10**30})
+    with pytest.raises(InvalidArgument):
+        seeded.list(limit=10**20)
+
+
+@pytest.mark.parametrize("kwargs", [{"category": {"a": 1}}, {"role": ["x"]}], ids=["dict-category", "list-role"])
+def test_wrong_filter_types_are_invalid_arguments(seeded, kwargs):
+    with pytest.raises(InvalidArgument):
+        seeded.list(**kwargs)
+
+
+@pytest.mark.parametrize("call", ["role", "name", "payload"])
+def test_lone_surrogates_in_messages_are_invalid_arguments(seeded, call):
+    before = row_counts(seeded.path)
+    kwargs = {"name": "\ud800"} if call == "name" else {"payload": {"a": "\ud800"}} if call == "payload" else {}
+    with pytest.raises(InvalidArgument):
+        seeded.add_message("s-alice", "\ud800" if call == "role" else "user", "hi", **kwargs)
+    assert row_counts(seeded.path) == before
+
+
+@pytest.mark.parametrize("method", ["clear_session", "count_messages"])
+def test_lone_surrogate_session_ids_are_invalid_arguments(seeded, method):
+    with pytest.raises(InvalidArgument):
+        getattr(seeded, method)("\ud800")
