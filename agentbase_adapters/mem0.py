@@ -1049,7 +1049,7 @@ class AsyncMem0Adapter(_Mem0Base):
 
 
 _DB_SUFFIXES = (".db", ".sqlite", ".sqlite3")
-_REMOTE_KEYS = ("host", "url", "uri", "api_key", "connection_string", "cluster_url", "endpoint")
+_REMOTE_KEYS = ("host", "url", "uri", "api_key", "connection_string", "cluster_url", "endpoint", "client")
 _EMBEDDER_URL_KEYS = ("openai_base_url", "ollama_base_url", "lmstudio_base_url", "huggingface_base_url", "base_url")
 
 
@@ -1145,8 +1145,8 @@ def _open(config: Mapping[str, Any]) -> AgentBase:
     provider, store = _section(config, "vector_store")
     if provider is not None and not any(store.get(k) for k in ("path", "db_path")) and any(store.get(k) for k in _REMOTE_KEYS):
         warnings.warn(
-            f"vector_store {provider!r} points at a server; agentbase keeps vectors in its own SQLite file "
-            "instead and never contacts it",
+            f"vector_store {provider!r} points at a server or a client object; agentbase keeps vectors in its own "
+            "SQLite file instead and never contacts it",
             UserWarning,
             stacklevel=3,
         )

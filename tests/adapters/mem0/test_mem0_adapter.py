@@ -408,6 +408,8 @@ def test_memory_with_no_arguments_works_offline_on_agentbase_path(tmp_path, monk
     [
         pytest.param({"vector_store": {"provider": "pgvector", "config": {"host": "db", "port": 5432}}},
                      "vector_store 'pgvector' points at a server", id="remote-store"),
+        pytest.param({"vector_store": {"provider": "qdrant", "config": {"client": object()}}},
+                     "vector_store 'qdrant' points at a server or a client object", id="client-object"),
         pytest.param({"reranker": {"provider": "cohere", "config": {}}}, "config['reranker'] is ignored", id="reranker"),
         pytest.param({"graph_store": {"provider": "neo4j"}}, "config['graph_store'] is ignored", id="graph"),
     ],

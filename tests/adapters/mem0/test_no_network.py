@@ -80,15 +80,15 @@ _SEARCH_IN_A_FRESH_PROCESS = """
 import socket, sys, tempfile
 sys.path.insert(0, "tests")
 from conftest import HashEmbedder
-from agentbase_adapters.mem0 import Memory
+from agentbase_kernel import AgentBase
+from agentbase_adapters.mem0 import Mem0Adapter
 touched = []
 def refuse(*args, **kwargs):
     touched.append(args[:1])
     raise ConnectionRefusedError("network is off")
 socket.getaddrinfo = refuse
 socket.create_connection = refuse
-m = Memory.from_config({"db_path": tempfile.mkdtemp() + "/x.db",
-                        "embedder": {"provider": "agentbase", "config": {"embedder": HashEmbedder()}}})
+m = Mem0Adapter(AgentBase(tempfile.mkdtemp() + "/x.db", embedder=HashEmbedder(), ner="regex"))
 m.add("I love sushi", user_id="alice", infer=False)
 m.search("sushi", filters={"user_id": "alice"})
 print(len(touched))
