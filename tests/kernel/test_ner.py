@@ -72,6 +72,15 @@ def test_spacy_stage_adds_addressed_names_the_model_misses(ner: NerChain, text: 
     assert "nate" in _norms(ner.extract(text))
 
 
+def test_spacy_sees_only_sentences_with_candidates_but_keeps_offsets(ner: NerChain) -> None:
+    text = "Thanks so much, that means a lot! I flew to Paris with Anna. My son reads books by J.K. Rowling every night."
+    ents = ner.extract(text)
+    assert {"paris", "anna"} <= _norms(ents)
+    assert "j.k. rowling" in _norms(ents)  # the initials do not end a sentence
+    for e in ents:
+        assert e.text in text
+
+
 def test_turns_without_name_candidates_skip_spacy_but_keep_patterns(ner: NerChain) -> None:
     assert ner.extract("thanks, that means a lot to me!") == []
     assert [e.label for e in ner.extract("see ~/notes/todo.md when you can")] == ["PATH"]
@@ -172,6 +181,8 @@ def test_regex_stage_on_request() -> None:
         pytest.param("Yesterday Melanie painted a lake", ("Melanie", "NAME"), id="leading-stopword-dropped"),
         pytest.param("Caroline moved to Boston.", ("Caroline", "NAME"), id="sentence-initial-subject"),
         pytest.param("Gina, that's great!", ("Gina", "NAME"), id="sentence-initial-vocative"),
+        pytest.param("Great trip. Italy is on my list.", ("Italy", "NAME"), id="sentence-initial-ly-name"),
+        pytest.param("Max looks so peaceful there.", ("Max", "NAME"), id="sentence-initial-before-verb"),
         pytest.param("我毕业于复旦大学。", ("复旦大学", "ORG"), id="zh-university"),
         pytest.param("他去了深圳市出差", ("深圳市", "GPE"), id="zh-city"),
         pytest.param("我在招商银行上班", ("招商银行", "ORG"), id="zh-bank"),
