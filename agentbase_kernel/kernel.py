@@ -260,6 +260,8 @@ class Kernel:
     def add_memories(self, items: Iterable[dict[str, Any]], *,
                      progress: Callable[[int, int], None] | None = None) -> list[AddResult]:
         """Bulk import: one transaction for all; ``progress(done, total)`` after each item."""
+        if isinstance(items, (str, bytes, dict)) or not isinstance(items, Iterable):
+            raise InvalidArgument(f"items must be a list of dicts, got {type(items).__name__}")
         prepared = []
         for item in items:
             if not isinstance(item, dict) or "text" not in item:
@@ -308,10 +310,14 @@ class Kernel:
                 ner_tags = [t for t in changes.get("tags", current.tags) if t.startswith("ner_")]
                 changes["tags"] = list(dict.fromkeys([*_tags(tags), *ner_tags]))
             if category is not None:
+                if not isinstance(category, str):
+                    raise InvalidArgument(f"category must be a str, got {type(category).__name__}")
                 changes["category"] = category
             if expires_at is not _UNSET:
                 changes["expires_at"] = _when(expires_at, "expires_at")
             if confidence is not None:
+                if not isinstance(confidence, (int, float)) or isinstance(confidence, bool) or not 0 <= confidence <= 1:
+                    raise InvalidArgument(f"confidence must be a number in [0, 1], got {confidence!r}")
                 changes["confidence"] = float(confidence)
             return store.update_entry(entry_id, scope, changes, actor=actor)
 
@@ -453,6 +459,8 @@ class Kernel:
         self._ready().delete_session(session_id)
 
     def _message_item(self, item: dict[str, Any]) -> dict[str, Any]:
+        if not isinstance(item, dict):
+            raise InvalidArgument(f"each message must be a dict with 'role' and 'content', got {type(item).__name__}")
         role = item.get("role")
         if not isinstance(role, str) or not role:
             raise InvalidArgument(f"message role must be a non-empty str, got {role!r}")
@@ -499,6 +507,8 @@ class Kernel:
         if position is not None and (not isinstance(position, int) or isinstance(position, bool)):
             raise InvalidArgument(f"position must be an int, got {position!r}")
         scope = _scope(user_id, agent_id, project_id)
+        if isinstance(messages, (str, bytes, dict)) or not isinstance(messages, Iterable):
+            raise InvalidArgument(f"messages must be a list of dicts, got {type(messages).__name__}")
         items = [self._message_item(m) for m in messages]
         store = self._ready()
         with store.transaction():

@@ -67,3 +67,38 @@ def test_lone_surrogates_in_messages_are_invalid_arguments(seeded, call):
 def test_lone_surrogate_session_ids_are_invalid_arguments(seeded, method):
     with pytest.raises(InvalidArgument):
         getattr(seeded, method)("\ud800")
+def test_update_confidence_is_validated(seeded):
+    entry = seeded.list(limit=1)[0]
+    for bad in ("x", 5, float("nan")):
+        with pytest.raises(InvalidArgument):
+            seeded.update(entry.id, confidence=bad)
+    assert seeded.get(entry.id).confidence == entry.confidence
+
+
+@pytest.mark.parametrize("messages", [5, ["not a dict"], [{"role": "user", "content": "hi"}, 7]],
+                         ids=["int", "str-item", "second-item-int"])
+def test_add_messages_rejects_non_dict_items(seeded, messages):
+    before = row_counts(seeded.path)
+    with pytest.raises(InvalidArgument):
+        seeded.add_messages("s-alice", messages)
+    assert row_counts(seeded.path) == before
+
+
+def test_add_message_position_must_be_an_int(seeded):
+    with pytest.raises(InvalidArgument):
+        seeded.add_message("s-alice", "user", "hi", position="1")
+
+
+
+
+@pytest.mark.parametrize("items", [5, "text", {"text": "a dict, not a list"}], ids=["int", "str", "dict"])
+def test_add_memories_rejects_a_non_list(kernel, items):
+    with pytest.raises(InvalidArgument):
+        kernel.add_memories(items)
+
+
+def test_update_category_must_be_a_str(seeded):
+    entry = seeded.list(limit=1)[0]
+    with pytest.raises(InvalidArgument):
+        seeded.update(entry.id, category=5)
+    assert seeded.get(entry.id).category == entry.category
