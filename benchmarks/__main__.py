@@ -89,7 +89,6 @@ def cmd_scale(args: argparse.Namespace) -> int:
     outdir = Path(args.results_dir)
     (outdir / "results").mkdir(parents=True, exist_ok=True)
     path = outdir / "results" / "scale.json"
-    scale = json.loads(path.read_text()) if path.exists() else {"sizes": {}}
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",")]
     with tempfile.TemporaryDirectory(prefix="bench-scale-", dir=args.tmp) as tmp:
         for size in sizes:
@@ -102,9 +101,11 @@ def cmd_scale(args: argparse.Namespace) -> int:
             find = row["search"]["find"]
             print(f"   ingest={row['ingest_per_s']:,.0f}/s file={row['bytes'] / 1e6:,.1f} MB "
                   f"find p50={find['p50_ms']} ms p95={find['p95_ms']} ms", flush=True)
+            # re-read before saving: another scale run (say the long 1M one) may have added its size meanwhile;
+            # saved after each size, so a long run that dies keeps what it measured
+            scale = json.loads(path.read_text()) if path.exists() else {"sizes": {}}
             scale["sizes"][str(size)] = row
             scale["versions"] = versions()
-            # saved after each size, so a long run that dies keeps what it measured
             path.write_text(json.dumps(scale, indent=1, default=str))
     from .report import render
 

@@ -33,7 +33,7 @@ LEGS = ("fts", "vector sqlite-vec", "vector numpy (kernel)", "vector numpy (RAM)
 def queries_for(size: int, requested: int | None) -> int:
     if requested:
         return requested
-    return 200 if size <= 100_000 else 50
+    return 200 if size <= 10_000 else 100 if size <= 100_000 else 30
 
 
 def run_size(size: int, workdir: Path, *, n_queries: int | None = None, batch: int = 2000, progress: bool = True,
@@ -74,8 +74,8 @@ def run_size(size: int, workdir: Path, *, n_queries: int | None = None, batch: i
                                 "WHERE e.user_id = ?", ("u0",)).fetchall()
         matrix = np.frombuffer(b"".join(r[0] for r in rows), dtype="<f4").reshape(len(rows), -1)
         del rows
-        # the kernel's numpy fallback reads every blob per query: at 1M that is ~1.5 GB a query, so fewer
-        numpy_every = 1 if size <= 100_000 else 10
+        # the kernel's numpy fallback reads every blob per query (~1.5 GB a query at 1M): timed on a subset
+        numpy_every = 1 if size <= 10_000 else 4 if size <= 100_000 else 10
         kernel.find(qs[0], top_k=10, user_id="u0")  # warm caches and the query path once
         pbar = bar(len(qs), f"search {size:,}", progress)
         for i, (q, qv) in enumerate(zip(qs, qvecs)):
