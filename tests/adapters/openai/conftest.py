@@ -10,6 +10,7 @@ This folder is the package ``tests.adapters.openai`` (its ``__init__.py`` keeps 
 
 from __future__ import annotations
 
+import socket
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -20,6 +21,8 @@ from starlette.testclient import TestClient
 
 from agentbase_adapters.openai import create_app
 from agentbase_kernel import AgentBase
+
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
 from .openai_testkit import (
     ASSISTANTS_DEPRECATED,
@@ -34,6 +37,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "adapters/openai" in str(item.path).replace("\\", "/"):
             item.add_marker(pytest.mark.filterwarnings(ASSISTANTS_DEPRECATED))
+
+
+@pytest.fixture(autouse=True)
+def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any connection beyond 127.0.0.1 fails the test (the SDKs must never phone home here)."""
+    connect = socket.socket.connect
+
+    def guarded(sock: socket.socket, address: Any) -> Any:
+        if sock.family in (socket.AF_INET, socket.AF_INET6) and address[0] not in LOOPBACK:
+            raise AssertionError(f"a test tried to connect to {address!r}")
+        return connect(sock, address)
+
+    monkeypatch.setattr(socket.socket, "connect", guarded)
+    monkeypatch.setenv("OPENAI_AGENTS_DISABLE_TRACING", "1")
 
 
 @pytest.fixture

@@ -120,3 +120,13 @@ def test_compat_doc_has_a_row_for_every_route_and_adapter_method(db: AgentBase) 
         assert f"`{name}`" in text or f"`{name}(" in text, f"no row for OpenAIAssistantAdapter.{name}"
     async_public = [name for name in vars(AsyncOpenAIAssistantAdapter) if not name.startswith("_")]
     assert async_public == public
+
+
+def test_connections_beyond_loopback_fail_these_tests() -> None:
+    import socket
+
+    import pytest
+
+    with socket.socket() as sock, pytest.raises(AssertionError, match="tried to connect to"):
+        sock.settimeout(0.5)
+        sock.connect(("203.0.113.7", 443))
