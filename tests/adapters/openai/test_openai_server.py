@@ -16,7 +16,7 @@ from starlette.testclient import TestClient
 from agentbase_adapters.openai import create_app
 from agentbase_kernel import AgentBase
 
-from .openai_testkit import has_prefix, reply_with_context, sync_client
+from .openai_testkit import WireChecker, has_prefix, reply_with_context, sync_client
 
 
 def text_of(message: Any) -> str:
@@ -388,3 +388,20 @@ def test_storage_failure_is_a_500_in_openai_format(db: AgentBase) -> None:
     assert excinfo.value.status_code == 500
     assert excinfo.value.body["type"] == "server_error"  # type: ignore[index]
     assert excinfo.value.body["message"].startswith("The server had an error")  # type: ignore[index]
+
+
+def test_example_assistants_code_runs_against_the_app(db: AgentBase) -> None:
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[3] / "examples" / "openai_threads.py"
+    spec = importlib.util.spec_from_file_location("openai_threads_example", path)
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    wire = WireChecker(create_app(db, responder=example.responder))
+    client, http = sync_client(wire)
+    with http:
+        thread_id = example.assistants_code(client)
+        reply = client.beta.threads.messages.list(thread_id, limit=1).data[0]
+    assert reply.role == "assistant" and text_of(reply).startswith("From what you told me: ")
+    assert wire.problems == [] and wire.checked >= 6
