@@ -33,7 +33,7 @@ from collections.abc import Generator, Mapping
 from datetime import date, datetime, time, timedelta, timezone
 from os import fspath
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar, cast
 
 from agentbase_kernel import AgentBase
 from agentbase_kernel.errors import AgentBaseError, EntryNotFound, InvalidArgument, NotFoundError
@@ -50,8 +50,10 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
+_T = TypeVar("_T")
 _Call: TypeAlias = tuple[str, tuple[Any, ...], dict[str, Any]]
-_Op: TypeAlias = Generator[_Call, Any, Any]
+_Op: TypeAlias = Generator[_Call, Any, _T]  # yields kernel calls, receives their results, returns _T
+_Result: TypeAlias = dict[str, Any]
 
 _ENTITY_KEYS = ("user_id", "agent_id", "run_id")
 _IDENTITY_KEYS = frozenset({*_ENTITY_KEYS, "actor_id"})
@@ -563,17 +565,17 @@ class _Mem0Base:
         memory_type: str | None,
         prompt: str | None,
         llm: Any = None,
-    ) -> _Op:
+    ) -> _Op[_Result]:
         created_at = _timestamp(timestamp)
         expires = _expiration(expiration_date)
         meta = _strip_identity(metadata, {}, "add()")
         scope = _scope(user_id, agent_id, run_id)
         _require_scope(scope, {"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
         if memory_type is not None and memory_type != _PROCEDURAL:
-            text = f"Invalid memory_type {memory_type!r}: pass {_PROCEDURAL!r} for procedural memory, or leave it out"
+            problem = f"Invalid memory_type {memory_type!r}: pass {_PROCEDURAL!r} for procedural memory, or leave it out"
             if self._async:  # Mem0's AsyncMemory raises a plain ValueError here, Memory a ValidationError
-                raise InvalidArgument(text)
-            raise _validation_error(text, "VALIDATION_002", details={"provided_type": memory_type})
+                raise InvalidArgument(problem)
+            raise _validation_error(problem, "VALIDATION_002", details={"provided_type": memory_type})
         msgs = _messages(messages)
 
         if memory_type == _PROCEDURAL and "agent_id" in scope:
@@ -626,7 +628,7 @@ class _Mem0Base:
 
     # -- reads
 
-    def _op_get(self, memory_id: Any) -> _Op:
+    def _op_get(self, memory_id: Any) -> _Op[_Result | None]:
         if not isinstance(memory_id, str) or not memory_id:
             return None
         try:
@@ -635,17 +637,18 @@ class _Mem0Base:
             return None
         return _from_record(entry)
 
-    def _op_get_all(self, filters: Mapping[str, Any] | None, top_k: int | None, show_expired: bool, kwargs: dict[str, Any]) -> _Op:
+    def _op_get_all(self, filters: Mapping[str, Any] | None, top_k: int | None, show_expired: bool, kwargs: dict[str, Any]) -> _Op[_Result]:
         scope, rest, size = _read_scope("get_all", filters, top_k, kwargs)
         if size == 0:
             return {"results": []}
         entries = yield from self._op_scan(scope, rest, size, show_expired)
         return {"results": [_from_record(entry, with_score=False) for entry in entries]}
 
-    def _op_scan(self, scope: dict[str, str], rest: dict[str, Any], size: int, show_expired: bool) -> _Op:
+    def _op_scan(self, scope: dict[str, str], rest: dict[str, Any], size: int, show_expired: bool) -> _Op[list[Entry]]:
         exact = _exact_metadata(rest)
         if exact is not None:
-            return (yield ("list", (), {**scope, "metadata": exact or None, "include_expired": show_expired, "limit": size}))
+            listed: list[Entry] = yield ("list", (), {**scope, "metadata": exact or None, "include_expired": show_expired, "limit": size})
+            return listed
         found: list[Entry] = []
         offset = 0
         while len(found) < size:
@@ -659,7 +662,7 @@ class _Mem0Base:
     def _op_search(
         self, query: Any, top_k: int | None, filters: Mapping[str, Any] | None, threshold: float | None,
         reference_date: Any, show_expired: bool, explain: bool, kwargs: dict[str, Any],
-    ) -> _Op:
+    ) -> _Op[_Result]:
         query = _search_args(query, threshold, top_k if top_k is not None else 20)
         scope, rest, size = _read_scope("search", filters, top_k, kwargs)
         if size == 0:
@@ -690,7 +693,7 @@ class _Mem0Base:
 
     # -- writes
 
-    def _op_update(self, memory_id: Any, text: str | None, metadata: Mapping[str, Any] | None, expiration_date: Any, data: str | None) -> _Op:
+    def _op_update(self, memory_id: Any, text: str | None, metadata: Mapping[str, Any] | None, expiration_date: Any, data: str | None) -> _Op[dict[str, str]]:
         if data is not None:
             logger.warning("update(): `data` is deprecated in Mem0 2.x - pass the new text as `text`")
             if text is None:
@@ -714,7 +717,7 @@ class _Mem0Base:
         yield ("update", (memory_id,), {**changes, "actor": entry.actor})
         return {"message": "Memory updated successfully!"}
 
-    def _op_delete(self, memory_id: Any) -> _Op:
+    def _op_delete(self, memory_id: Any) -> _Op[dict[str, str]]:
         try:
             entry: Entry = yield ("get", (memory_id,), {})
             yield ("delete", (memory_id,), {"actor": entry.actor})
@@ -722,7 +725,7 @@ class _Mem0Base:
             raise MemoryNotFound(memory_id, f"Memory with id {memory_id} not found") from exc
         return {"message": "Memory deleted successfully!"}
 
-    def _op_delete_all(self, user_id: Any, agent_id: Any, run_id: Any) -> _Op:
+    def _op_delete_all(self, user_id: Any, agent_id: Any, run_id: Any) -> _Op[dict[str, str]]:
         scope = _scope(user_id, agent_id, run_id)
         if not scope:
             raise InvalidArgument(
@@ -732,14 +735,14 @@ class _Mem0Base:
         yield ("delete_all", (), scope)
         return {"message": "Memories deleted successfully!"}
 
-    def _op_history(self, memory_id: Any) -> _Op:
+    def _op_history(self, memory_id: Any) -> _Op[list[dict[str, Any]]]:
         if not isinstance(memory_id, str) or not memory_id:
             return []
         events: list[HistoryEvent] = yield ("history", (memory_id,), {})
         created = next((_iso(e.created_at) for e in events if e.event == "ADD"), None)
         return [_history_row(event, created) for event in events]
 
-    def _op_reset(self) -> _Op:
+    def _op_reset(self) -> _Op[None]:
         yield ("reset", (), {})
         return None
 
@@ -756,7 +759,7 @@ class Mem0Adapter(_Mem0Base):
         m.search("food preferences", user_id="alice")["results"]
     """
 
-    def _run(self, op: _Op) -> Any:
+    def _run(self, op: _Op[_T]) -> _T:
         kernel = self.db.sync
         try:
             call = next(op)
@@ -769,7 +772,7 @@ class Mem0Adapter(_Mem0Base):
                 else:
                     call = op.send(result)
         except StopIteration as stop:
-            return stop.value
+            return cast(_T, stop.value)
 
     def _call_llm(self, messages: list[dict[str, Any]], llm: Any) -> str:
         return str(self.llm.generate_response(messages=_llm_messages(messages)))
@@ -925,7 +928,7 @@ class AsyncMem0Adapter(_Mem0Base):
 
     _async = True
 
-    async def _run(self, op: _Op) -> Any:
+    async def _run(self, op: _Op[_T]) -> _T:
         try:
             call = next(op)
             while True:
@@ -940,7 +943,7 @@ class AsyncMem0Adapter(_Mem0Base):
                 else:
                     call = op.send(result)
         except StopIteration as stop:
-            return stop.value
+            return cast(_T, stop.value)
 
     async def _call_llm(self, messages: list[dict[str, Any]], llm: Any) -> str:
         if llm is not None:  # a LangChain chat model, as Mem0's AsyncMemory.add(llm=...) takes
@@ -1080,11 +1083,11 @@ def _section(config: Mapping[str, Any], name: str) -> tuple[str | None, dict[str
 def _db_path(config: Mapping[str, Any]) -> str | None:
     for key in ("db_path", "path"):
         if config.get(key):
-            return fspath(config[key])
+            return str(fspath(config[key]))
     _, store = _section(config, "vector_store")
     for key in ("db_path", "path"):
         if store.get(key):
-            path = fspath(store[key])
+            path = str(fspath(store[key]))
             if path == ":memory:" or path.endswith(_DB_SUFFIXES):
                 return path
             # Mem0's local stores take a directory (Qdrant's default is /tmp/qdrant) and create it.

@@ -12,7 +12,7 @@ from typing import Any
 
 from agentbase_kernel import AgentBase
 from agentbase_kernel.errors import InvalidArgument, NotFoundError
-from agentbase_kernel.records import Hit
+from agentbase_kernel.records import AddResult, Hit
 
 __all__ = ["MinimalAdapter"]
 
@@ -61,7 +61,8 @@ class MinimalAdapter:
         Raises:
             InvalidArgument: Empty text, a malformed ``who`` or non-string tags (all ``ValueError``).
         """
-        return self.db.sync.add_memory(text, **_to_record(who, tags, metadata)).id
+        result: AddResult = self.db.sync.add_memory(text, **_to_record(who, tags, metadata))
+        return result.id
 
     def recall(self, query: str, *, who: str | None = None, top_k: int = 5) -> list[Hit]:
         """The best ``top_k`` entries for ``query`` (of ``who`` only, if given), best first.
@@ -92,7 +93,8 @@ class MinimalAdapter:
 
     async def aremember(self, text: str, *, who: str | None = None, tags: Iterable[str] = (), **metadata: Any) -> str:
         """Async ``remember``."""
-        return (await self.db.add_memory(text, **_to_record(who, tags, metadata))).id
+        result: AddResult = await self.db.add_memory(text, **_to_record(who, tags, metadata))
+        return result.id
 
     async def arecall(self, query: str, *, who: str | None = None, top_k: int = 5) -> list[Hit]:
         """Async ``recall``."""
