@@ -79,7 +79,12 @@ class MessageNotFound(NotFoundError):
 
 
 class InvalidArgument(AgentBaseError, ValueError):
-    """An argument has the wrong type or value."""
+    """An argument has the wrong type or value; ``param`` names it when known."""
+
+    def __init__(self, message: str, *, param: str | None = None, code: str | None = None) -> None:
+        super().__init__(message)
+        self.param = param
+        self.code = code
 
 
 class ScopeError(InvalidArgument):
@@ -90,7 +95,7 @@ class DuplicateEntry(InvalidArgument):
     """An update would make an entry identical to another live entry of the same scope."""
 
     def __init__(self, message: str, *, existing_id: str) -> None:
-        super().__init__(message)
+        super().__init__(message, code="duplicate_entry")
         self.existing_id = existing_id
 
 

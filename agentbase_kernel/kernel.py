@@ -449,9 +449,25 @@ class Kernel:
         return self._ready().list_sessions(_scope(user_id, agent_id, project_id), _limit(limit),
                                            _limit(offset, "offset") or 0)
 
-    def update_session(self, session_id: str, *, metadata: dict[str, Any]) -> Session:
-        self.get_session(session_id)
-        return self._ready().update_session(session_id, metadata=_metadata(metadata))
+    def update_session(self, session_id: str, *, metadata: dict[str, Any] | None = None,
+                       metadata_patch: dict[str, Any] | None = None) -> Session:
+        """Replace the session's metadata, or merge ``metadata_patch`` into it (``None`` values
+        remove keys) inside one write transaction, so concurrent patches from several processes
+        never lose each other's keys."""
+        if (metadata is None) == (metadata_patch is None):
+            raise InvalidArgument("Pass either metadata= or metadata_patch=, not both or neither")
+        store = self._ready()
+        with store.transaction():
+            session = self.get_session(session_id)
+            if metadata_patch is not None:
+                merged = dict(session.metadata)
+                for key, value in _metadata(metadata_patch).items():
+                    if value is None:
+                        merged.pop(key, None)
+                    else:
+                        merged[key] = value
+                metadata = merged
+            return store.update_session(session_id, metadata=_metadata(metadata))
 
     def delete_session(self, session_id: str) -> None:
         """Delete a session, its messages and the turn entries made from them."""

@@ -140,3 +140,32 @@ def test_bulk_status_and_delete(kernel):
     gone = kernel.delete_messages("s", [msgs[3].id, msgs[4].id])
     assert [m.content for m in gone] == ["m3", "m4"]
     assert [m.content for m in kernel.list_messages("s")] == ["m0", "m1", "m2"]
+
+
+def _patcher(path: str, worker: int) -> None:
+    from agentbase_kernel import Kernel
+
+    with Kernel(path, embedder=None, ner=None) as k:
+        for i in range(25):
+            k.update_session("shared", metadata_patch={f"w{worker}-{i}": i})
+
+
+def test_metadata_patches_from_processes_never_lose_keys(db_path):
+    import multiprocessing
+
+    from agentbase_kernel import Kernel
+
+    with Kernel(db_path, embedder=None, ner=None) as k:
+        k.create_session("shared", metadata={"keep": "yes", "drop": "x"})
+        k.update_session("shared", metadata_patch={"drop": None})
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_patcher, args=(str(db_path), w)) for w in range(2)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+        assert p.exitcode == 0
+    with Kernel(db_path, embedder=None, ner=None) as k:
+        meta = k.get_session("shared").metadata
+    assert meta["keep"] == "yes" and "drop" not in meta
+    assert len(meta) == 1 + 2 * 25
