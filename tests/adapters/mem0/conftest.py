@@ -91,18 +91,25 @@ def _one_torch_thread() -> None:
 
 @pytest.fixture(scope="session")
 def mem0_offline() -> Any:
-    """mem0 imported with telemetry off and without its spaCy extras.
-
-    mem0 would try to download en_core_web_sm; marking the load as failed gives the documented
-    behaviour of mem0 without the ``nlp`` extra (no lemmas, no entity boost) and keeps tests fast.
-    """
-    from mem0.utils import spacy_models
-
-    spacy_models._load_failed_full = True
-    spacy_models._load_failed_lemma = True
+    """The real mem0 package (imported after MEM0_TELEMETRY=False and MEM0_DIR are set)."""
     import mem0
 
     return mem0
+
+
+@pytest.fixture
+def mem0_without_spacy(mem0_offline: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """mem0 as installed without its ``nlp`` extra, for one test.
+
+    mem0 would try to download en_core_web_sm; marking the load as failed gives its documented
+    fallback (no lemmas, no entity boost), keeps tests fast, and is undone after the test so a
+    benchmark in the same process can still hand mem0 a spaCy pipeline.
+    """
+    from mem0.utils import spacy_models
+
+    monkeypatch.setattr(spacy_models, "_load_failed_full", True)
+    monkeypatch.setattr(spacy_models, "_load_failed_lemma", True)
+    return mem0_offline
 
 
 def make_real_mem0(mem0: Any, minilm: Any, *, mode: str, tmp_path: Any) -> Any:
@@ -135,7 +142,7 @@ def memory(request: pytest.FixtureRequest, tmp_path: Any, minilm: Any) -> Iterat
     """An EMPTY memory, real mem0 or ours, sync or async, both with the real MiniLM."""
     impl, mode = request.param
     if impl == "mem0":
-        target = make_real_mem0(request.getfixturevalue("mem0_offline"), minilm, mode=mode, tmp_path=tmp_path)
+        target = make_real_mem0(request.getfixturevalue("mem0_without_spacy"), minilm, mode=mode, tmp_path=tmp_path)
         yield Harness(target, impl, mode)
         target.close()
         return
