@@ -25,6 +25,11 @@ __all__ = ["Analysis", "Ingestor", "content_hash", "validate_text"]
 
 Summarizer = Callable[[str], str]
 
+# NER, dates, facts, tiers and the embedder read only this much of a text: they cost ~10 s per MB,
+# and a 10 MB text must not hang a caller (issue 9). The text is still stored and FTS-indexed whole,
+# and the instruction-like check still reads all of it.
+_HEAD_CHARS = 100_000
+
 
 def content_hash(text: str) -> str:
     """md5 of the UTF-8 text: the same hash Mem0 uses, so ids and hashes line up."""
@@ -99,20 +104,21 @@ class Ingestor:
 
         entity_lists: list[list[Any]]
         if self.config.ner and self.ner is not None:
-            entity_lists = self.ner.extract_batch(list(texts))
+            entity_lists = self.ner.extract_batch([t[:_HEAD_CHARS] for t in texts])
         else:
             entity_lists = [[] for _ in texts]
         out = []
         for text, role, ref, want_facts, entities in zip(texts, roles, references, facts, entity_lists):
             clean = text.replace("\x00", " ")
-            mentions = dates_mod.resolve_dates(clean, ref or utcnow()) if self.config.dates else []
-            found = (facts_mod.extract_facts(clean, role=role or "user", entities=entities)
+            head = clean[:_HEAD_CHARS]
+            mentions = dates_mod.resolve_dates(head, ref or utcnow()) if self.config.dates else []
+            found = (facts_mod.extract_facts(head, role=role or "user", entities=entities)
                      if want_facts and self.config.facts else [])
             flags = ["instruction_like"] if self.config.poison_flags and facts_mod.looks_like_instruction(clean) else []
             if role in ("assistant", "tool", "ai", "function"):
                 flags.append(f"from_{'assistant' if role == 'ai' else role}")
             out.append(Analysis(
-                text=text, l0=tiers.make_l0(clean, entities), l1=tiers.make_l1(clean), hash=content_hash(text),
+                text=text, l0=tiers.make_l0(head, entities), l1=tiers.make_l1(head), hash=content_hash(text),
                 search_text=tokenize.fts_text(clean), entities=entities, dates=mentions, facts=found, flags=flags))
         return out
 
@@ -125,7 +131,7 @@ class Ingestor:
         missing = sorted(self.store.missing_vectors(by_hash))
         for i in range(0, len(missing), batch_size):
             chunk = missing[i : i + batch_size]
-            vectors = np.asarray(self.embedder.embed_batch([by_hash[h] for h in chunk]), dtype=np.float32)
+            vectors = np.asarray(self.embedder.embed_batch([by_hash[h][:_HEAD_CHARS] for h in chunk]), dtype=np.float32)
             self.store.put_vectors(zip(chunk, vectors))
         return len(missing)
 

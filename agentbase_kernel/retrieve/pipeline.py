@@ -32,6 +32,9 @@ Reranker = Callable[[str, list[Hit]], list[Hit]]
 Decomposer = Callable[[str], list[str]]
 
 _SCOPE_PRIORITY = {"session": 1.0, "agent": 0.8, "project": 0.6, "global": 0.4}
+# a query is a cue, not a document: only its head is analysed and searched (a 10 MB query must not
+# hang find, issue 9)
+_QUERY_CHARS = 10_000
 _IMPLICIT = ("bought", "tried", "using", "use ", "buy", "ordered", "started", "love", "enjoy")
 
 
@@ -83,6 +86,7 @@ class Retriever:
         cfg = config or self.config
         if not isinstance(query, str):
             raise InvalidArgument(f"query must be a str, got {type(query).__name__}")
+        query = query.strip()[:_QUERY_CHARS]
         if not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 0:
             raise InvalidArgument(f"top_k must be a non-negative int, got {top_k!r}")
         if strategy not in ("auto", "hierarchical", "flat"):
