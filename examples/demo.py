@@ -1,41 +1,101 @@
-"""The main demo: one database file, memories in two scopes, a session, and a search.
+"""The main demo: all five adapters write to one database file, and each finds what the others wrote.
 
-Run it with `make demo`. It writes `demo.db` in a temporary folder (or $AGENTBASE_PATH).
+Run it with `make demo`. It uses `$AGENTBASE_PATH` or a fresh file in a temporary folder, the
+bundled MiniLM embedder and the spaCy pipeline, with no network and no LLM.
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
+import warnings
 from datetime import datetime, timezone
 from pathlib import Path
 
-from agentbase_kernel import Kernel
+warnings.filterwarnings("ignore", category=DeprecationWarning)  # Assistants + LangChain memory are deprecated upstream
+os.environ.setdefault("MEM0_TELEMETRY", "False")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from agentbase_kernel import AgentBase  # noqa: E402
+
+
+def section(title: str) -> None:
+    print(f"\n== {title} " + "=" * max(0, 70 - len(title)))
 
 
 def main() -> None:
     path = Path(os.environ.get("AGENTBASE_PATH") or Path(tempfile.mkdtemp()) / "demo.db")
-    with Kernel(path) as db:
-        info = db.info()
-        print(f"database: {info['path']}  vectors: {info['vector_backend']}  NER: {info['ner_stage']}  "
-              f"embedder: {info['embedder']}")
-        db.add_memory("I prefer Python 3.12 and dark mode", user_id="alice", category="preference")
-        db.add_memory("Bob is allergic to peanuts", user_id="bob")
-        db.create_session("trip", user_id="alice")
-        when = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
-        db.add_messages("trip", [
-            {"role": "user", "content": "I went to the LGBTQ support group yesterday", "created_at": when},
-            {"role": "assistant", "content": "That sounds meaningful. How did it go?", "created_at": when},
-            {"role": "user", "content": "Great! Next month I'm going camping in Yosemite", "created_at": when},
-        ])
-        summary = db.commit_session("trip")
-        print(f"session summary: {summary.l1_overview}")
-        for query in ("what does alice prefer?", "when did she go to the support group?", "peanuts"):
-            result = db.find(query, user_id="alice", reference_time=when)
-            print(f"\nfind({query!r}, user_id='alice')  intents={result.trace.intents}")
-            for hit in result[:3]:
-                print(f"  {hit.score:.3f}  {hit.entry.l2_full!r}  dates={hit.entry.event_dates}  via={hit.matched_by}")
-        print(f"\nbob's memories are not alice's: {len(db.find('peanuts', user_id='alice', config=db.config.with_(retrieval={'vectors': False}).retrieval))} FTS hits for alice")
+    db = AgentBase(path)
+    info = db.sync.info()
+    print(f"one database file: {info['path']}")
+    print(f"vectors: {info['vector_backend']}   NER: {info['ner_stage']}   embedder: {info['embedder']}")
+
+    section("Minimal: remember / recall")
+    from agentbase_adapters.minimal import MinimalAdapter
+
+    minimal = MinimalAdapter(db)
+    minimal.remember("Alice prefers window seats on long flights", who="alice", tags=["travel"])
+    minimal.remember("Bob is allergic to peanuts", who="bob")
+
+    section("Mem0: Memory.add (zero-LLM fact extraction)")
+    from agentbase_adapters.mem0 import Mem0Adapter
+
+    mem0 = Mem0Adapter(db)
+    added = mem0.add([{"role": "user", "content": "I love sci-fi movies and I live in Lisbon"}], user_id="alice")
+    for item in added["results"]:
+        print(f"  {item['event']}: {item['memory']}")
+
+    section("LangChain: chat history of a session")
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    from agentbase_adapters.langchain import AgentBaseChatMessageHistory
+
+    history = AgentBaseChatMessageHistory("alice-chat", db=db, user_id="alice")
+    history.add_messages([HumanMessage("I'm planning a trip to Japan in April"),
+                          AIMessage("Kyoto is lovely in April, the cherry blossoms peak then.")])
+    print(f"  {len(history.messages)} messages stored")
+
+    section("LangGraph: store put")
+    from agentbase_adapters.langgraph import AgentBaseStore
+
+    store = AgentBaseStore(db)
+    store.put(("memories", "alice"), "diet", {"text": "Alice is vegetarian"})
+
+    section("LlamaIndex: chat store")
+    from llama_index.core.llms import ChatMessage
+
+    from agentbase_adapters.llamaindex import AgentBaseChatStore
+
+    chat_store = AgentBaseChatStore(db, user_id="alice")
+    chat_store.add_message("alice-llama", ChatMessage(role="user", content="Remind me to renew my passport"))
+
+    section("OpenAI threads: in-process adapter")
+    from agentbase_adapters.openai import OpenAIAssistantAdapter
+
+    oa = OpenAIAssistantAdapter(db)
+    thread = oa.create_thread(metadata={"user_id": "alice", "agent_id": "travel-bot"})
+    oa.create_message(thread_id=thread["id"], role="user", content="Book me a hotel near Kyoto station")
+
+    section("Every adapter finds what the others wrote (alice's scope only)")
+    query = "what do we know about alice's trip and preferences?"
+    for hit in minimal.recall(query, who="alice", top_k=6):
+        source = hit.entry.actor or hit.entry.role
+        print(f"  {hit.score:.3f}  [{source}] {hit.entry.l2_full}")
+    found = mem0.search("where does she live?", filters={"user_id": "alice"}, top_k=2)["results"]
+    print(f"  mem0.search -> {[r['memory'] for r in found]}")
+    items = store.search(("memories", "alice"), query="food")
+    print(f"  langgraph.search -> {[i.value for i in items]}")
+    context = oa.retrieve_context(thread_id=thread["id"], query="hotel")
+    print(f"  openai.retrieve_context -> {len(context['data']) if isinstance(context, dict) else len(context)} hits")
+    peanuts = [h.entry.l2_full for h in minimal.recall("peanuts allergy", who="alice")]
+    print(f"  bob's peanut allergy is not in alice's scope: {not any('peanut' in t for t in peanuts)}")
+
+    section("Temporal reasoning, zero LLM")
+    when = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
+    db.sync.add_message("support", "user", "I went to the LGBTQ support group yesterday", created_at=when)
+    hit = db.sync.find("when did I go to the support group?", reference_time=when)[0]
+    print(f"  {hit.entry.l2_full!r} -> resolved date {hit.entry.event_dates}")
+    db.sync.close()
 
 
 if __name__ == "__main__":
