@@ -74,6 +74,12 @@ def _limit(value: Any, name: str = "limit") -> int | None:
     return value
 
 
+def _count(value: Any, name: str = "limit") -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise InvalidArgument(f"{name} must be a non-negative int, got {value!r}")
+    return value
+
+
 def _metadata(value: Any) -> dict[str, Any]:
     if value is None:
         return {}
@@ -399,13 +405,15 @@ class Kernel:
     def trace_session(self, *, user_id: str | None = None, agent_id: str | None = None,
                       project_id: str | None = None, session_id: str | None = None, limit: int = 20) -> list[dict[str, Any]]:
         """The most recent retrieval traces made in a scope, with their steps."""
-        return self._ready().load_traces(_scope(user_id, agent_id, project_id, session_id), limit)
+        return self._ready().load_traces(_scope(user_id, agent_id, project_id, session_id), _count(limit))
 
     def entity_graph(self, *, entity: str | None = None, user_id: str | None = None, agent_id: str | None = None,
                      project_id: str | None = None, session_id: str | None = None, limit: int = 200) -> dict[str, Any]:
         """Entities seen in a scope and the co-occurrence links between them."""
         flt = EntryFilter(scope=_scope(user_id, agent_id, project_id, session_id), include_invalid=True)
-        return self._ready().entity_graph(flt, entity, limit)
+        if entity is not None and not isinstance(entity, str):
+            raise InvalidArgument(f"entity must be a str, got {type(entity).__name__}")
+        return self._ready().entity_graph(flt, entity, _count(limit))
 
     def diff_entries(self, a: str, b: str) -> dict[str, Any]:
         """Field-by-field differences between two entries (e.g. a fact and its successor)."""

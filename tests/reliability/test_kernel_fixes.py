@@ -120,3 +120,18 @@ def test_ten_megabyte_text_is_stored_and_found_in_seconds(kernel):
     assert "instruction_like" in added.entry.flags  # the check still reads the whole text
     assert kernel.verify()["ok"]
     assert elapsed < 40, f"a 10 MB text took {elapsed:.0f}s to add and find"
+
+
+# -- trace_session / entity_graph validate limit and entity instead of TypeError or "datatype mismatch"
+
+
+@pytest.mark.parametrize("limit", [None, "x", -1, 1.5], ids=["none", "str", "negative", "float"])
+@pytest.mark.parametrize("method", ["trace_session", "entity_graph"])
+def test_limit_of_traces_and_graph_is_validated(seeded, method, limit):
+    with pytest.raises(InvalidArgument, match="limit must be a non-negative int"):
+        getattr(seeded, method)(limit=limit)
+
+
+def test_entity_graph_entity_must_be_a_str(seeded):
+    with pytest.raises(InvalidArgument):
+        seeded.entity_graph(entity=5)
