@@ -25,9 +25,9 @@ import numpy as np
 from agentbase_kernel.errors import InvalidArgument, MissingDependency
 
 __all__ = [
-    "MINILM_NAME",
     "Embedder",
     "FastEmbedEmbedder",
+    "MINILM_NAME",
     "OpenAICompatibleEmbedder",
     "SentenceTransformerEmbedder",
     "bundled_minilm_path",

@@ -31,11 +31,11 @@ from agentbase_kernel.errors import InvalidArgument, MissingDependency
 
 __all__ = [
     "EN_FALLBACKS",
-    "ZH_FALLBACKS",
     "Entity",
     "NerChain",
     "RegexNer",
     "SPACY_MAX_CHARS",
+    "ZH_FALLBACKS",
     "has_cjk",
     "load_ner",
     "load_spacy",
