@@ -6,11 +6,20 @@ public entry point and ``benchmarks/stress.py`` does the same with more examples
 
 from __future__ import annotations
 
+import os
 import sqlite3
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
+
+# `benchmarks/stress.py` raises this; the default run stays well under a minute per file
+EXAMPLES = int(os.environ.get("AGENTBASE_RELIABILITY_EXAMPLES", "20"))
+SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=False,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+TALLY: Counter[str] = Counter()  # inputs tried, writes checked, kills survived: written out by conftest.py
 
 FTS5_SYNTAX = [
     '"', '""', '"unbalanced', "*", "tea*", "NEAR(", "NEAR(a b, 2)", "a NEAR b", "NEAR/2", "-", "-tea", ":",
