@@ -380,17 +380,32 @@ def _condition(value: Any, cond: Any) -> bool:
     return True
 
 
-def _matches(payload: Mapping[str, Any], filters: Mapping[str, Any]) -> bool:
+def _evaluate(payload: Mapping[str, Any], filters: Mapping[str, Any]) -> bool | None:
+    """True/False, or None when the filter constrains nothing.
+
+    Mirrors how Mem0's default store builds a Qdrant filter: a ``"*"`` condition is no condition,
+    a sub-filter that ends up empty is dropped from its AND/OR/NOT list, then ``must`` (all),
+    ``should`` (at least one, if any) and ``must_not`` (none) apply.
+    """
+    must: list[bool] = []
+    should: list[bool] = []
+    must_not: list[bool] = []
     for key, cond in filters.items():
-        if key == "AND" and not all(_matches(payload, sub) for sub in cond):
-            return False
-        if key == "OR" and not any(_matches(payload, sub) for sub in cond):
-            return False
-        if key == "NOT" and any(_matches(payload, sub) for sub in cond):
-            return False
-        if key not in _LOGICAL and not _condition(payload.get(key), cond):
-            return False
-    return True
+        if key in _LOGICAL:
+            bucket = {"AND": must, "OR": should, "NOT": must_not}[key]
+            for sub in cond:
+                result = _evaluate(payload, sub)
+                if result is not None:
+                    bucket.append(result)
+        elif isinstance(cond, Mapping) or cond != "*":
+            must.append(_condition(payload.get(key), cond))
+    if not (must or should or must_not):
+        return None
+    return all(must) and (not should or any(should)) and not any(must_not)
+
+
+def _matches(payload: Mapping[str, Any], filters: Mapping[str, Any]) -> bool:
+    return _evaluate(payload, filters) is not False
 
 
 def _exact_metadata(filters: Mapping[str, Any]) -> dict[str, Any] | None:
