@@ -272,6 +272,7 @@ def test_identity_metadata_warns(m0, caplog):
         pytest.param({"flag": True}, {"sushi"}, id="bool-is-not-int"),
         pytest.param({"stars": 1}, {"dog"}, id="int-exact"),
         pytest.param({"topic": ["pets", "work"]}, {"dog"}, id="list-shorthand"),
+        pytest.param({"stars": [1, "five"]}, {"dog"}, id="mixed-list"),
         pytest.param({"when": {"gte": "2024-03-01"}}, {"sushi"}, id="date-range"),
         pytest.param({"role": "user"}, {"pizza", "sushi", "dog"}, id="promoted-key"),
         pytest.param({"NOT": [{"topic": "food"}], "stars": {"lt": 3}}, {"dog"}, id="not-and-field"),
