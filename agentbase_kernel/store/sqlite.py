@@ -921,7 +921,14 @@ class SqliteStore:
     def verify(self) -> dict[str, Any]:
         """Check the file: SQLite integrity, FTS in step with entries, vectors for every text."""
         with self.conns.read() as conn:
-            integrity = conn.execute("PRAGMA integrity_check").fetchone()[0]
+            # A connection that outlived writes made by this process's other connections can hold a
+            # stale FTS5 structure: its integrity_check then says "malformed inverted index" on a
+            # healthy file (issue 9). A fresh connection of the same library sees the file as it is.
+            fresh = self._module.connect(str(self.path), timeout=self.conns.busy_timeout_ms / 1000)
+            try:
+                integrity = fresh.execute("PRAGMA integrity_check").fetchone()[0]
+            finally:
+                fresh.close()
             fk = conn.execute("PRAGMA foreign_key_check").fetchall()
             try:
                 conn.execute("INSERT INTO entries_fts (entries_fts, rank) VALUES ('integrity-check', 1)")

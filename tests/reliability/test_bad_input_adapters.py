@@ -88,7 +88,8 @@ def mem0(db):
 def test_mem0(mem0, kernel, op, data):
     m, ids = mem0
     _check(kernel, lambda: _mem0_ops(m, ids)[op](data.draw))
-    assert kernel.verify()["ok"]
+    report = kernel.verify()
+    assert report["ok"], report
 
 
 @pytest.mark.parametrize("op", ["remember", "recall", "forget"])
@@ -106,7 +107,8 @@ def test_minimal(db, kernel, op, data):
         "forget": lambda: mem.forget(d(maybe(anything)), who=d(maybe(anything))),
     }
     _check(kernel, calls[op])
-    assert kernel.verify()["ok"]
+    report = kernel.verify()
+    assert report["ok"], report
 
 
 # -- LangChain ------------------------------------------------------------------------------------
@@ -137,7 +139,8 @@ def test_langchain(db, kernel, op, data):
             inputs, outputs = {"input": d(hostile)}, {"output": d(hostile)}
             _check(kernel, lambda: memory.save_context(inputs, outputs))
             _check(kernel, lambda: memory.load_memory_variables({"input": d(hostile)}))
-    assert kernel.verify()["ok"]
+    report = kernel.verify()
+    assert report["ok"], report
 
 
 # -- LangGraph ------------------------------------------------------------------------------------
@@ -166,7 +169,8 @@ def test_langgraph(db, kernel, op, data):
                                                          max_depth=d(maybe(st.integers(0, 5))), limit=d(st.integers(0, 1000))),
     }
     _check(kernel, calls[op], allowed=(ValueError,))
-    assert kernel.verify()["ok"]
+    report = kernel.verify()
+    assert report["ok"], report
 
 
 # -- LlamaIndex -----------------------------------------------------------------------------------
@@ -194,7 +198,8 @@ def test_llamaindex(db, kernel, cls, data):
     for call in calls:
         # a scoped store's failed add/set can leave an empty session row behind: see the xfail below
         _check(kernel, call, ignore=("sessions",))
-    assert kernel.verify()["ok"]
+    report = kernel.verify()
+    assert report["ok"], report
 
 
 # -- OpenAI: the in-process adapter and the ASGI server ----------------------------------------------
@@ -223,7 +228,8 @@ def test_openai_adapter(db, kernel, data):
         lambda: oa.delete_thread(d(anything)),
     ]:
         _check(kernel, call)
-    assert kernel.verify()["ok"]
+    report = kernel.verify()
+    assert report["ok"], report
 
 
 @pytest.fixture
@@ -275,7 +281,8 @@ def test_openai_server(server, kernel, data):
     ]:
         _ok_or_openai_error(server.request(method, url, json=body))
     assert row_counts(kernel.path)["entries"] >= 0 and before is not None
-    assert kernel.verify()["ok"]
+    report = kernel.verify()
+    assert report["ok"], report
 
 
 @pytest.mark.parametrize("raw", [b"{", b"[]", b"null", b'"x"', b"\xff\xfe", b'{"metadata": "\\ud800"}'],

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import random
 import time
 
 import pytest
@@ -135,3 +137,24 @@ def test_limit_of_traces_and_graph_is_validated(seeded, method, limit):
 def test_entity_graph_entity_must_be_a_str(seeded):
     with pytest.raises(InvalidArgument):
         seeded.entity_graph(entity=5)
+
+
+# -- verify() must not report a healthy file as corrupt after writes from other threads
+
+
+def test_verify_is_not_fooled_by_a_stale_fts5_structure_on_a_long_lived_connection(db, kernel):
+    """Each ``asyncio.run`` writes from a new worker thread, i.e. a new connection; the main
+    thread's connection used to keep a stale FTS5 structure and PRAGMA integrity_check on it said
+    "malformed inverted index" (found by test_bad_input_adapters.py::test_llamaindex)."""
+    rnd = random.Random(1)
+    texts = ["a®ûbù\x18\U000d712f>f\x8eyä\x9b×µáRtD\U000e101e", '"', "OR b \" :name */ SELECT 1 /*", "LPT1",
+             "Alice likes tea", "I live in Paris", "🙂", "中文字符"]
+    for _ in range(40):
+        sid = rnd.choice(["chat-1", "s2", "s3"])
+        message = asyncio.run(db.add_message(sid, rnd.choice(["user", "assistant", "tool"]), rnd.choice(texts)))
+        if rnd.random() < 0.5:
+            asyncio.run(db.delete_message(sid, message.id))
+        if rnd.random() < 0.3:
+            asyncio.run(db.delete_session(sid))
+        report = kernel.verify()
+        assert report["integrity"] == "ok", report
