@@ -305,7 +305,7 @@ class Kernel:
                 user_tags = [t for t in current.tags if not t.startswith("ner_")]
                 changes.update(
                     l2_full=text, l0_abstract=analysis.l0, l1_overview=analysis.l1, content_hash=analysis.hash,
-                    search_text=" ".join([analysis.search_text, *[t[4:] for t in analysis.ner_tags]]),
+                    search_text=analysis.search_text,
                     tags=list(dict.fromkeys([*user_tags, *analysis.ner_tags])),
                     event_dates=[d.iso() for d in analysis.dates],
                     flags=sorted(set(analysis.flags)))
@@ -547,7 +547,8 @@ class Kernel:
             if to_ingest:
                 mem_items = [{
                     "text": m.content, **session.scope.as_dict(), "session_id": sid, "role": _role(m.role),
-                    "actor": m.name, "metadata": dict(m.metadata), "created_at": m.created_at, "infer": True,
+                    "actor": m.name, "speaker": m.name, "metadata": dict(m.metadata), "created_at": m.created_at,
+                    "infer": True,
                     "category": "turn"} for m, _ in to_ingest]
                 self.ingestor.add_many(mem_items, message_ids=[m.id for m, _ in to_ingest], progress=progress)
             ids = [m.id for m in stored]

@@ -130,10 +130,10 @@ class Retriever:
         if cfg.fts:
             ranked: dict[int, float] = {}
             for i, sub in enumerate(subqueries[:6]):
-                match = tokenize.fts_query(sub)
-                if match is None:
+                terms = tokenize.query_terms(sub)
+                if not terms:
                     continue
-                for rank, (rid, _) in enumerate(self.store.fts_search(match, flt, fetch)):
+                for rank, (rid, _) in enumerate(self.store.fts_search(terms, flt, fetch)):
                     # the full query leads; sub-queries only add what it missed
                     score = 1.0 / (rank + 1) * (1.0 if i == 0 else 0.5)
                     ranked[rid] = max(ranked.get(rid, 0.0), score)
@@ -176,7 +176,7 @@ class Retriever:
 
         ordered = sorted(cands.values(), key=lambda c: (-c.rrf * c.boost, c.rid))
         if cfg.co_retrieval and ordered:
-            ordered = self._co_retrieve(ordered, flt, want)
+            ordered = self._co_retrieve(ordered, flt, cfg)
             t = timer.step("co_retrieval", t, len(ordered))
 
         if cfg.rerank and ordered:
@@ -219,28 +219,37 @@ class Retriever:
 
     # -- steps -------------------------------------------------------------------------------------
     def _ner_boost(self, normalized: str, query: str, cands: dict[int, _Candidate], cfg: RetrievalConfig) -> None:
+        """Boost fused results (never add any) whose entities or speaker match the query's entities.
+
+        A match on who said it (the entry's actor) is ``ner_speaker``; tag/text matches are
+        strong (tag + text), medium (tag) and weak (text only).
+        """
+        from ..text.ner import normalize_entity
+
         norms = {e.norm for e in self.ner.extract(query)}
         if not norms:
             return
         for c in cands.values():
             assert c.entry is not None
-            tags = set(c.entry.tags)
-            text = c.entry.l2_full.casefold()
-            best = 1.0
-            how = None
-            for norm in norms:
-                tagged = f"ner_{norm}" in tags
-                in_text = norm in text
-                if tagged and in_text:
-                    factor, label = cfg.ner_strong, "ner_strong"
-                elif tagged:
-                    factor, label = cfg.ner_medium, "ner_medium"
-                elif in_text:
-                    factor, label = cfg.ner_weak, "ner_weak"
-                else:
-                    continue
-                if factor > best:
-                    best, how = factor, label
+            best, how = 1.0, None
+            if cfg.ner_speaker != 1.0 and c.entry.actor and normalize_entity(c.entry.actor) in norms:
+                best, how = cfg.ner_speaker, "ner_speaker"
+            if cfg.ner_mentions:
+                tags = set(c.entry.tags)
+                text = c.entry.l2_full.casefold()
+                for norm in norms:
+                    tagged = f"ner_{norm}" in tags
+                    in_text = norm in text
+                    if tagged and in_text:
+                        factor, label = cfg.ner_strong, "ner_strong"
+                    elif tagged:
+                        factor, label = cfg.ner_medium, "ner_medium"
+                    elif in_text:
+                        factor, label = cfg.ner_weak, "ner_weak"
+                    else:
+                        continue
+                    if factor > best:
+                        best, how = factor, label
             if how:
                 c.boost *= best
                 c.matched_by.append(how)
@@ -266,25 +275,28 @@ class Retriever:
                 age = max((reference - e.updated_at).total_seconds() / 86400, 0.0)
                 c.boost *= 1.0 + 0.5 * math.exp(-0.693 * age / cfg.update_half_life_days)
 
-    def _co_retrieve(self, ordered: list[_Candidate], flt: EntryFilter, want: int) -> list[_Candidate]:
-        """Pull in neighbouring turns of the best hits, ranked just below the hit that found them."""
-        seeds = [c for c in ordered[: max(3, want // 3)] if c.entry is not None]
-        neighbours = self.store.session_neighbours([c.entry.id for c in seeds], 1, flt)  # type: ignore[union-attr]
-        have = {c.entry.id for c in ordered if c.entry is not None}
-        extra_ids = [eid for c in seeds for eid in neighbours.get(c.entry.id, []) if eid not in have]  # type: ignore[union-attr]
-        if not extra_ids:
-            return ordered
-        entries = self.store.get_entries(extra_ids)
-        by_seed_score = {}
+    def _co_retrieve(self, ordered: list[_Candidate], flt: EntryFilter, cfg: RetrievalConfig) -> list[_Candidate]:
+        """Pull in the neighbouring turns of the best hits, ranked just below the hit that found them."""
+        seeds = [c for c in ordered[: cfg.co_retrieval_seeds] if c.entry is not None]
+        neighbours = self.store.session_neighbours([c.entry.id for c in seeds], cfg.co_retrieval_window, flt)  # type: ignore[union-attr]
+        have = {c.entry.id: c for c in ordered if c.entry is not None}
+        scores: dict[str, float] = {}
         for c in seeds:
             for eid in neighbours.get(c.entry.id, []):  # type: ignore[union-attr]
-                by_seed_score.setdefault(eid, c.rrf * c.boost * 0.5)
+                scores[eid] = max(scores.get(eid, 0.0), c.rrf * c.boost * cfg.co_retrieval_weight)
+        missing = [eid for eid in scores if eid not in have]
+        entries = self.store.get_entries(missing) if missing else {}
         added = []
-        for eid in dict.fromkeys(extra_ids):
-            e = entries.get(eid)
-            if e is None:
+        for eid, score in scores.items():
+            known = have.get(eid)
+            if known is not None:
+                if score > known.rrf * known.boost:
+                    known.rrf = score / known.boost
+                    known.matched_by.append("co_retrieval")
                 continue
-            added.append(_Candidate(rid=-len(added) - 1, rrf=by_seed_score[eid], entry=e, matched_by=["co_retrieval"]))
+            e = entries.get(eid)
+            if e is not None:
+                added.append(_Candidate(rid=-len(added) - 1, rrf=score, entry=e, matched_by=["co_retrieval"]))
         merged = ordered + added
         merged.sort(key=lambda c: (-c.rrf * c.boost, c.rid))
         return merged

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import math
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
@@ -71,6 +72,11 @@ def _mapped(fn: F) -> F:
             raise StorageError(f"SQLite error on {self.path}: {exc}", path=str(self.path)) from exc
 
     return wrapper  # type: ignore[return-value]
+
+
+def _idf(n: int, df: int) -> float:
+    """FTS5's BM25 IDF, floored like FTS5 does so that very common terms still count a little."""
+    return max(math.log((n - df + 0.5) / (df + 0.5)), 1e-6)
 
 
 def _dumps(value: Any) -> str:
@@ -541,14 +547,40 @@ class SqliteStore:
 
     # -- full text ---------------------------------------------------------------------------------
     @_mapped
-    def fts_search(self, match: str, flt: EntryFilter, k: int) -> list[tuple[int, float]]:
-        """``(entry rid, bm25)`` best first (bm25 is lower-is-better)."""
+    def fts_search(self, terms: list[str], flt: EntryFilter, k: int, *, per_term: int = 400) -> list[tuple[int, float]]:
+        """``(entry rid, score)`` best first: BM25 with the IDF of the caller's scope.
+
+        One FTS5 index serves every tenant, so its IDF is global: a speaker's name that is in
+        every other turn of one user's history is rare across all users and would dominate.
+        Each term is ranked on its own (``bm25()`` of a one-term query is idf x tf-part), its
+        global IDF divided out and the IDF within the filtered scope put back, then summed.
+        """
+        if not terms:
+            return []
         where, args = self._where(flt)
+        scores: dict[int, float] = {}
         with self.conns.read() as conn:
-            rows = conn.execute(
-                f"SELECT e.rid, bm25(entries_fts) AS s FROM entries_fts JOIN entries e ON e.rid = entries_fts.rowid "
-                f"WHERE entries_fts MATCH ? AND {where} ORDER BY s, e.rid LIMIT ?", [match, *args, k]).fetchall()
-        return [(int(r[0]), float(r[1])) for r in rows]
+            n_global = conn.execute("SELECT count(*) FROM entries_fts_docsize").fetchone()[0] or 1
+            n_scope = conn.execute(f"SELECT count(*) FROM entries e WHERE {where}", args).fetchone()[0] or 1
+            for term in terms:
+                match = '"' + term.replace('"', '""') + '"'
+                df_global = conn.execute("SELECT count(*) FROM entries_fts WHERE entries_fts MATCH ?", (match,)).fetchone()[0]
+                if not df_global:
+                    continue
+                rows = conn.execute(
+                    f"SELECT e.rid, bm25(entries_fts) FROM entries_fts JOIN entries e ON e.rid = entries_fts.rowid "
+                    f"WHERE entries_fts MATCH ? AND {where} ORDER BY 2, e.rid LIMIT ?", [match, *args, per_term]).fetchall()
+                if not rows:
+                    continue
+                df_scope = len(rows) if len(rows) < per_term else conn.execute(
+                    f"SELECT count(*) FROM entries_fts JOIN entries e ON e.rid = entries_fts.rowid "
+                    f"WHERE entries_fts MATCH ? AND {where}", [match, *args]).fetchone()[0]
+                idf_global = _idf(n_global, df_global)
+                idf_scope = _idf(n_scope, df_scope)
+                for rid, bm25 in rows:
+                    scores[rid] = scores.get(rid, 0.0) + (-bm25) / idf_global * idf_scope
+        ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+        return ranked[:k]
 
     # -- sessions ----------------------------------------------------------------------------------
     def _session(self, row: Any) -> Session:

@@ -20,6 +20,7 @@ __all__ = [
     "fts_text",
     "has_cjk",
     "normalize",
+    "query_terms",
     "tokenizer_name",
     "words",
 ]
@@ -82,6 +83,12 @@ def fts_text(text: str) -> str:
 
 def fts_query(text: str, *, drop_stopwords: bool = True, max_terms: int = 48) -> str | None:
     """A safe FTS5 MATCH expression: each word quoted, OR-ed. ``None`` when nothing is left."""
+    terms = query_terms(text, drop_stopwords=drop_stopwords, max_terms=max_terms)
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms) if terms else None
+
+
+def query_terms(text: str, *, drop_stopwords: bool = True, max_terms: int = 48) -> list[str]:
+    """The distinct words of a query as FTS terms (stop words dropped unless nothing else is left)."""
     terms: list[str] = []
     seen: set[str] = set()
     for token in words(text):
@@ -91,12 +98,12 @@ def fts_query(text: str, *, drop_stopwords: bool = True, max_terms: int = 48) ->
         if drop_stopwords and token in STOPWORDS:
             continue
         seen.add(token)
-        terms.append('"' + token.replace('"', '""') + '"')
+        terms.append(token)
         if len(terms) >= max_terms:
             break
     if not terms and drop_stopwords:
-        return fts_query(text, drop_stopwords=False, max_terms=max_terms)
-    return " OR ".join(terms) if terms else None
+        return query_terms(text, drop_stopwords=False, max_terms=max_terms)
+    return terms
 
 
 def count_tokens(text: str) -> int:
