@@ -79,8 +79,10 @@ def cmd_system(args: argparse.Namespace) -> int:
     offline_env()
     from .systems import run_system
 
+    code = versions()["agentbase commit"]  # at start: the kernel may change on disk during a long run
     with tempfile.TemporaryDirectory(prefix=f"bench-{args.name}-") as tmp:
         result = run_system(args.name, _data(args), Path(tmp), progress=not args.no_progress, smoke=args.smoke)
+    result["code"] = code
     Path(args.out).write_text(json.dumps(result, default=str))
     return 0
 
@@ -117,8 +119,10 @@ def cmd_scale_one(args: argparse.Namespace) -> int:
     offline_env()
     from .scale import run_size
 
+    code = versions()["agentbase commit"]
     with tempfile.TemporaryDirectory(prefix="size-", dir=args.tmp) as tmp:
         row = run_size(args.size, Path(tmp), n_queries=args.queries, progress=not args.no_progress)
+    row["code"] = code
     Path(args.out).write_text(json.dumps(row, default=str))
     return 0
 

@@ -84,7 +84,8 @@ def speed_section(run: dict[str, Any]) -> list[str]:
             f"| {s['peak_rss'] / 1e6:,.0f} | {_ratio(s['peak_rss'], m.get('peak_rss'))} "
             f"| {s['bytes_per_memory']:,.0f} | {_ratio(s['bytes_per_memory'], m.get('bytes_per_memory'))} "
             f"| {s['stored_rows']:,} |")
-    out += ["", "Engines:", ""] + [f"- {s['label']}: {s['engine']}" for s in systems]
+    out += ["", "Engines (and the agentbase code each process ran):", ""]
+    out += [f"- {s['label']}: {s['engine']}" + (f"; code {s['code']}" if s.get("code") else "") for s in systems]
     out += ["", "![Speed](speed.png)", ""]
     return out
 
@@ -102,7 +103,10 @@ def scale_section(scale: dict[str, Any]) -> list[str]:
            "Command: `python -m benchmarks scale --sizes 10000,100000` (1M: `--sizes 1000000`).", "",
            "| memories | ingest /s | file MB | bytes / memory | peak RSS MB | " + " | ".join(
                f"{leg} p50 / p95 ms" for leg in legs) + " |", "|" + "---:|" * (5 + len(legs))]
+    codes: list[str] = []
     for r in rows:
+        if r.get("code"):
+            codes.append(f"{r['size']:,}: {r['code']}")
         out.append(f"| {r['size']:,} | {r['ingest_per_s']:,.0f} | {_mb(r['bytes'])} | {r['bytes_per_memory']:,.0f} "
                    f"| {r['peak_rss'] / 1e6:,.0f} | " + " | ".join(
                        f"{r['search'][leg]['p50_ms']:.1f} / {r['search'][leg]['p95_ms']:.1f}" for leg in legs) + " |")
@@ -118,6 +122,8 @@ def scale_section(scale: dict[str, Any]) -> list[str]:
         parts = [f"{a['size']:,}→{b['size']:,}: {_slope(a['size'], a['bytes'], b['size'], b['bytes']):.2f}"
                  for a, b in zip(rows, rows[1:])]
         out.append("- file size: " + ", ".join(parts))
+    out += ["", "Queries per size: " + ", ".join(f"{r['size']:,}: {r['queries']}" for r in rows)
+            + (". agentbase code per size: " + "; ".join(codes) if codes else "") + "."]
     missing = [s for s in (10_000, 100_000, 1_000_000) if str(s) not in scale["sizes"]]
     if missing:
         out += ["", "Not measured in this page's runs: " + ", ".join(f"{s:,}" for s in missing) + " memories."]
