@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 # `benchmarks/stress.py` raises this; the default run stays well under a minute per file
-EXAMPLES = int(os.environ.get("AGENTBASE_RELIABILITY_EXAMPLES", "12"))
+EXAMPLES = int(os.environ.get("AGENTBASE_RELIABILITY_EXAMPLES", "10"))
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 TALLY: Counter[str] = Counter()  # inputs tried, writes checked, kills survived: written out by conftest.py
