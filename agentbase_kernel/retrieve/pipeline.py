@@ -118,11 +118,10 @@ class Retriever:
                        window=[d.isoformat() for d in window] if window else None)
 
         subqueries = [normalized]
-        if cfg.decompose:
-            extra = intent_mod.key_phrases(normalized)
-            if self.decomposer is not None:
-                extra = [*extra, *self.decomposer(query)]
-            subqueries += [s for s in dict.fromkeys(extra) if s and s != normalized]
+        extra = intent_mod.key_phrases(normalized) if cfg.decompose else []
+        if self.decomposer is not None:  # the caller's own (e.g. LLM) decomposition is an explicit opt-in
+            extra = [*extra, *self.decomposer(query)]
+        subqueries += [s for s in dict.fromkeys(extra) if s and s != normalized]
         t = timer.step("decompose", t, len(subqueries), subqueries=subqueries[:8])
 
         fetch = max(int(math.ceil(want * cfg.overfetch)), 30)

@@ -64,13 +64,26 @@ def test_huge_top_k_is_capped(kernel):
 def test_ner_boost_reorders_but_never_adds(kernel):
     a = kernel.add_memory("We talked about the weather in general terms", user_id="u").id
     b = kernel.add_memory("Berlin weather talk with Markus", user_id="u").id
-    base = replace(kernel.config.retrieval, vectors=False, rerank=False, co_retrieval=False, intents=False)
+    base = replace(kernel.config.retrieval, vectors=False, rerank=False, co_retrieval=False, intents=False,
+                   ner_mentions=True)
     plain = kernel.find("weather Markus", user_id="u", config=replace(base, ner_boost=False))
     boosted = kernel.find("weather Markus", user_id="u", config=base)
     assert {h.id for h in plain} == {h.id for h in boosted}
     assert boosted[0].id == b
     assert any(m.startswith("ner_") for m in boosted[0].matched_by)
     assert a in {h.id for h in boosted}
+
+
+def test_speaker_boost_prefers_what_the_named_person_said(kernel):
+    kernel.create_session("s", user_id="u")
+    kernel.add_messages("s", [
+        {"role": "user", "name": "Melanie", "content": "Caroline, I went camping at the lake"},
+        {"role": "user", "name": "Caroline", "content": "I went camping in the mountains"},
+    ])
+    cfg = replace(kernel.config.retrieval, vectors=False, co_retrieval=False)
+    result = kernel.find("Where did Caroline go camping?", user_id="u", config=cfg)
+    assert result[0].entry.actor == "Caroline"
+    assert "ner_speaker" in result[0].matched_by
 
 
 def test_temporal_window_prefers_dated_entries(kernel):
