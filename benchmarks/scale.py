@@ -18,6 +18,7 @@ Search is timed per leg on the kernel's store (the same calls ``find`` makes) an
 
 from __future__ import annotations
 
+import inspect
 import time
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,16 @@ def queries_for(size: int, requested: int | None) -> int:
     if requested:
         return requested
     return 200 if size <= 10_000 else 100 if size <= 100_000 else 30
+
+
+def fts_input(tokenize: Any, query: str) -> Any:
+    """What ``store.fts_search`` takes for a query: a term list (b18ac51 on) or a MATCH string (before)."""
+    from agentbase_kernel.store.sqlite import SqliteStore
+
+    normalized = tokenize.normalize(query)
+    if "terms" in inspect.signature(SqliteStore.fts_search).parameters:
+        return tokenize.query_terms(normalized)
+    return tokenize.fts_query(normalized)
 
 
 def run_size(size: int, workdir: Path, *, n_queries: int | None = None, batch: int = 2000, progress: bool = True,
@@ -79,10 +90,10 @@ def run_size(size: int, workdir: Path, *, n_queries: int | None = None, batch: i
         kernel.find(qs[0], top_k=10, user_id="u0")  # warm caches and the query path once
         pbar = bar(len(qs), f"search {size:,}", progress)
         for i, (q, qv) in enumerate(zip(qs, qvecs)):
-            match = tokenize.fts_query(tokenize.normalize(q))
-            if match is not None:
+            fts_arg = fts_input(tokenize, q)
+            if fts_arg:
                 t0 = time.perf_counter()
-                store.fts_search(match, flt, 30)
+                store.fts_search(fts_arg, flt, 30)
                 timings["fts"].append((time.perf_counter() - t0) * 1000)
             if store.vec_enabled:
                 t0 = time.perf_counter()
