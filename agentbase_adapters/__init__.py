@@ -6,7 +6,7 @@ naming the extra to install:
 | name | module | extra |
 | --- | --- | --- |
 | ``MinimalAdapter`` | ``agentbase_adapters.minimal`` | (none) |
-| ``Memory``, ``AsyncMemory``, ``Mem0Adapter`` | ``agentbase_adapters.mem0`` | ``mem0`` (optional: only for Mem0's exception types) |
+| ``Memory``, ``AsyncMemory``, ``Mem0Adapter``, ``AsyncMem0Adapter`` | ``agentbase_adapters.mem0`` | ``mem0`` (optional: only for Mem0's exception types) |
 | ``AgentBaseChatMessageHistory``, ``LangChainMemoryAdapter`` | ``agentbase_adapters.langchain`` | ``langchain`` |
 | ``AgentBaseStore`` | ``agentbase_adapters.langgraph`` | ``langgraph`` |
 | ``AgentBaseChatStore``, ``AgentBaseAsyncChatStore`` | ``agentbase_adapters.llamaindex`` | ``llamaindex`` |
@@ -23,6 +23,7 @@ _LAZY = {
     "AgentBaseChatMessageHistory": "langchain",
     "AgentBaseChatStore": "llamaindex",
     "AgentBaseStore": "langgraph",
+    "AsyncMem0Adapter": "mem0",
     "AsyncMemory": "mem0",
     "LangChainMemoryAdapter": "langchain",
     "Mem0Adapter": "mem0",

@@ -696,7 +696,9 @@ class _Mem0Base:
             fetch *= 4
         rows = []
         for hit in hits:
-            if threshold is not None and hit.score < threshold:
+            # Mem0's threshold gates cosine similarity; ours also keeps what keyword search ranked well
+            relevance = max(hit.score, hit.similarity if hit.similarity is not None else 0.0)
+            if threshold is not None and relevance < threshold:
                 continue
             row = _from_record(hit.entry, score=hit.score)
             if explain:

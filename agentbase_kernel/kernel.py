@@ -328,10 +328,10 @@ class Kernel:
             return store.update_entry(entry_id, scope, changes, actor=actor)
 
     def delete(self, entry_id: str, *, user_id: str | None = None, agent_id: str | None = None,
-               project_id: str | None = None, session_id: str | None = None, actor: str | None = None) -> None:
-        """Delete one entry (a DELETE history event stays). ``EntryNotFound`` when missing."""
+               project_id: str | None = None, session_id: str | None = None, actor: str | None = None) -> Entry:
+        """Delete one entry and return it (a DELETE history event stays). ``EntryNotFound`` when missing."""
         scope = _scope(user_id, agent_id, project_id, session_id)
-        self._ready().delete_entry(self._entry_id(entry_id), scope, actor=actor)
+        return self._ready().delete_entry(self._entry_id(entry_id), scope, actor=actor)
 
     def delete_all(self, *, user_id: str | None = None, agent_id: str | None = None,
                    project_id: str | None = None, session_id: str | None = None) -> int:

@@ -206,6 +206,7 @@ class Hit:
     matched_by: list[str] = field(default_factory=list)
     provenance: list[Provenance] = field(default_factory=list)
     level: str = "L2"
+    similarity: float | None = None  # cosine similarity to the query, when the vector leg saw it
 
     @property
     def id(self) -> str:

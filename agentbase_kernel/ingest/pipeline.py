@@ -223,7 +223,7 @@ class Ingestor:
             "role": role, "actor": item.get("actor"), "user_id": item.get("user_id"), "agent_id": item.get("agent_id"),
             "project_id": item.get("project_id"), "session_id": item.get("session_id"),
             "created_at": item.get("created_at"), "metadata": {**(item.get("metadata") or {}), "derived": "fact"},
-            "context_type": "memory", "confidence": 0.8,
+            "context_type": "memory", "confidence": 0.8, "expires_at": item.get("expires_at"),
         }
 
     def _store_fact(self, row: dict[str, Any], analysis: Analysis) -> AddResult | None:

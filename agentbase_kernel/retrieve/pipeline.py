@@ -139,6 +139,7 @@ class Retriever:
             legs["fts"] = sorted(ranked, key=lambda r: -ranked[r])
             t = timer.step("recall_fts", t, len(legs["fts"]), fetch=fetch)
         degrade: str | None = None
+        similarity: dict[int, float] = {}
         if not cfg.vectors:
             degrade = "vectors disabled in config: FTS + NER only"
         elif self.embedder is None:
@@ -147,6 +148,7 @@ class Retriever:
             qvec = np.asarray(self.embedder.embed_batch([query])[0], dtype=np.float32)
             hits = self.store.vector_search(qvec, flt, fetch) if np.any(qvec) else []
             legs["vector"] = [rid for rid, _ in hits]
+            similarity = {rid: 1.0 - dist for rid, dist in hits}
             t = timer.step("recall_vector", t, len(hits), fetch=fetch,
                            backend="sqlite-vec" if self.store.vec_enabled else "numpy")
         trace.degrade_reason = degrade
@@ -182,14 +184,17 @@ class Retriever:
             self._rerank(ordered, flt.scope, reference, intents, cfg)
             ordered.sort(key=lambda c: (-c.final, c.rid))
         else:
+            # scale so that rank 1 in every leg scores 1.0: a score in [0, 1] callers can threshold
+            best = (cfg.fts_weight + cfg.vector_weight) / (cfg.rrf_k + 1) or 1.0
             for c in ordered:
-                c.final = c.rrf * c.boost
+                c.final = min(1.0, c.rrf * c.boost / best)
         t = timer.step("rerank", t, len(ordered), enabled=cfg.rerank)
 
         if "multi_session" in intents and cfg.intents:
             ordered = self._spread_sessions(ordered)
 
-        hits = [Hit(entry=c.entry, score=round(c.final, 6), matched_by=sorted(set(c.matched_by)))  # type: ignore[arg-type]
+        hits = [Hit(entry=c.entry, score=round(c.final, 6), matched_by=sorted(set(c.matched_by)),  # type: ignore[arg-type]
+                    similarity=round(similarity[c.rid], 6) if c.rid in similarity else None)
                 for c in ordered[:want]]
         if self.reranker is not None and hits:
             hits = list(self.reranker(query, hits))

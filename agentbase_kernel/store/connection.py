@@ -90,10 +90,14 @@ class Connections:
         return conn
 
     def _open(self) -> Any:
+        target, uri = str(self.path), False
+        if target == ":memory:":
+            # one private in-memory database shared by this object's per-thread connections
+            target, uri = f"file:agentbase-{id(self)}?mode=memory&cache=shared", True
         try:
             conn = self.module.connect(
-                str(self.path), timeout=self.busy_timeout_ms / 1000, isolation_level=None,
-                check_same_thread=False,
+                target, timeout=self.busy_timeout_ms / 1000, isolation_level=None,
+                check_same_thread=False, uri=uri,
             )
         except self.module.Error as exc:
             raise StorageError(f"Cannot open {self.path}: {exc} - check the path and its permissions",

@@ -123,7 +123,7 @@ class SqliteStore:
                     f"{self.path} has schema version {version}, newer than this agentbase knows "
                     f"({SCHEMA_VERSION}) - upgrade agentbase to open it; the file was not modified",
                     path=str(self.path))
-            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+            if str(self.path) != ":memory:" and conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
                 conn.execute("PRAGMA journal_mode = WAL")
             self._migrate()
         except self._module.DatabaseError as exc:
@@ -408,9 +408,9 @@ class SqliteStore:
 
     @_mapped
     def reinforce(self, entry_id: str, confidence: float) -> None:
+        """Raise confidence; ``updated_at`` stays, since the content did not change."""
         with self.conns.write() as conn:
-            conn.execute("UPDATE entries SET confidence = ?, updated_at = ? WHERE id = ?",
-                         (confidence, iso(utcnow()), entry_id))
+            conn.execute("UPDATE entries SET confidence = ? WHERE id = ?", (confidence, entry_id))
 
     @_mapped
     def delete_entry(self, entry_id: str, scope: Scope, *, actor: str | None = None) -> Entry:

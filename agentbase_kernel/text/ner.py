@@ -414,7 +414,12 @@ def load_spacy(name: str) -> Any:
 
 
 def _first_loadable(names: Sequence[str]) -> tuple[str, Any] | None:
+    import importlib.util
+
     for candidate in names:
+        # a pipeline that is not installed is skipped without importing spaCy (seconds per process)
+        if importlib.util.find_spec(candidate) is None:
+            continue
         try:
             return candidate, load_spacy(candidate)
         except MissingDependency:

@@ -174,3 +174,10 @@ def test_threads_share_one_kernel(kernel):
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(lambda i: kernel.add_memory(f"thread write {i}", user_id="t"), range(200)))
     assert kernel.count(user_id="t") == 200
+
+
+async def test_memory_database_is_shared_across_threads(hash_embedder):
+    db = AgentBase(":memory:", embedder=hash_embedder, ner="regex")
+    await db.add_memory("kept in memory", user_id="u")
+    assert [e.l2_full for e in await db.list(user_id="u")] == ["kept in memory"]
+    await db.close()

@@ -31,7 +31,7 @@ def test_search_and_get_all_accept_1x_top_level_ids_and_limit(m0):
     for text in ["I like pizza", "I like pasta", "I like sushi"]:
         m0.add(text, user_id="alice", infer=False)
     m0.add("I like pizza too", user_id="bob", infer=False)
-    rows = m0.search("pizza", user_id="alice", limit=2)["results"]
+    rows = m0.search("pizza", user_id="alice", limit=2, threshold=0.0)["results"]
     assert len(rows) == 2 and {r["user_id"] for r in rows} == {"alice"}
     assert rows[0]["memory"] == "I like pizza"
     assert len(m0.get_all(user_id="alice", limit=2)["results"]) == 2
