@@ -63,10 +63,15 @@ def raw_connect(path: Path) -> Any:
 
 
 def row_counts(path: Path) -> dict[str, int]:
-    """Rows per table, read through a raw connection (independent of the kernel)."""
+    """Rows per table, read through a raw connection (independent of the kernel).
+
+    ``embeddings`` is left out on purpose: it is a cache keyed by content hash, filled before the
+    write transaction so the model never runs under the write lock. A failed add may leave its
+    text's vector there, invisible and reused by the next add of the same text.
+    """
     conn = raw_connect(path)
     try:
         return {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
-                for t in ("entries", "entry_history", "sessions", "messages", "embeddings")}
+                for t in ("entries", "entry_history", "sessions", "messages", "entry_sources", "session_entries")}
     finally:
         conn.close()

@@ -22,12 +22,12 @@ READERS = 2
 SHARED = 10
 
 
-def run_workload(path: Path, writers: int, writes: int, readers: int, shared: int) -> dict:
+def run_workload(path: Path, writers: int, writes: int, readers: int, shared: int, read_seconds: float = 5.0) -> dict:
     """Run the writers and readers in spawned processes and check the file; returns the figures."""
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(writers + readers) as pool:
         w = [pool.apply_async(workers.write_mixed, (str(path), i, writes, shared)) for i in range(writers)]
-        r = [pool.apply_async(workers.read_loop, (str(path), 5.0)) for _ in range(readers)]
+        r = [pool.apply_async(workers.read_loop, (str(path), read_seconds)) for _ in range(readers)]
         wrote = [x.get(timeout=1800) for x in w]
         read = [x.get(timeout=1800) for x in r]
     errors = [e for res in wrote + read for e in res["errors"]]
