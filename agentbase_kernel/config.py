@@ -58,13 +58,18 @@ class RetrievalConfig:
     # boosting every turn that merely mentions a query name cost 1 point; the speaker match helps
     ner_mentions: bool = False
     ner_speaker: float = 1.3
-    intents: bool = True
+    # keyword intents cost 2.2 points of hit@10 on LoCoMo (multi-session spreading and the
+    # preference boosts reorder good single-hop results); a date window in the query still applies
+    intents: bool = False
+    date_window: bool = True
     decompose: bool = False
     co_retrieval: bool = True
     co_retrieval_seeds: int = 3
     co_retrieval_window: int = 2
     co_retrieval_weight: float = 0.9
     rerank: bool = False
+    # facts extracted from a turn rank a little below turns: hit@1 0.33 -> 0.40, hit@10 unchanged
+    derived_weight: float = 0.8
     freshness_half_life_days: float = 7.0
     update_half_life_days: float = 30.0
     aggregation_top_k: int = 120

@@ -149,14 +149,19 @@ def _bar(total: int, desc: str, enabled: bool) -> Any:
         return _Null()
 
 
+# every step toggled against the default, so each one's contribution is measured, not assumed
 ABLATIONS: dict[str, dict[str, Any]] = {
     "fts only": {"vectors": False},
     "vectors only": {"fts": False},
     "no NER boost": {"ner_boost": False},
-    "no intents": {"intents": False},
-    "no decomposition": {"decompose": False},
+    "+ NER mention boosts": {"ner_mentions": True},
+    "+ keyword intents": {"intents": True},
+    "no date window": {"date_window": False},
+    "+ decomposition": {"decompose": True},
     "no co-retrieval": {"co_retrieval": False},
-    "no rerank": {"rerank": False},
+    "+ heuristic rerank": {"rerank": True},
+    "facts unweighted": {"derived_weight": 1.0},
+    "design weights 0.4/0.6": {"fts_weight": 0.4, "vector_weight": 0.6},
 }
 
 

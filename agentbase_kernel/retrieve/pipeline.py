@@ -107,6 +107,7 @@ class Retriever:
         window = None
         if cfg.intents:
             intents = intent_mod.detect_intents(normalized)
+        if cfg.date_window:
             window = dates_mod.query_window(query, reference)
             if window is not None:
                 intents.add("temporal")
@@ -165,14 +166,18 @@ class Retriever:
         for rid, c in cands.items():
             c.entry = entries.get(rid)
         cands = {r: c for r, c in cands.items() if c.entry is not None}
+        if cfg.derived_weight != 1.0:
+            for c in cands.values():
+                if c.entry is not None and c.entry.metadata.get("derived") == "fact":
+                    c.boost *= cfg.derived_weight
         t = timer.step("fuse_rrf", t, len(cands), k=cfg.rrf_k, weights=weights)
 
         if cfg.ner_boost and self.ner is not None and cands:
             self._ner_boost(normalized, query, cands, cfg)
             t = timer.step("ner_boost", t, len(cands))
 
-        if cfg.intents and (intents or window is not None):
-            self._intent_strategies(intents, window, cands, cfg, reference)
+        if (cfg.intents and intents) or window is not None:
+            self._intent_strategies(intents if cfg.intents else set(), window, cands, cfg, reference)
             t = timer.step("intent_strategies", t, len(cands), intents=trace.intents)
 
         ordered = sorted(cands.values(), key=lambda c: (-c.rrf * c.boost, c.rid))
@@ -190,7 +195,7 @@ class Retriever:
                 c.final = min(1.0, c.rrf * c.boost / best)
         t = timer.step("rerank", t, len(ordered), enabled=cfg.rerank)
 
-        if "multi_session" in intents and cfg.intents:
+        if "multi_session" in intents:
             ordered = self._spread_sessions(ordered)
 
         hits = [Hit(entry=c.entry, score=round(c.final, 6), matched_by=sorted(set(c.matched_by)),  # type: ignore[arg-type]

@@ -12,6 +12,11 @@ from agentbase_kernel import InvalidArgument
 MAY8 = datetime(2023, 5, 8, 12, 0, tzinfo=timezone.utc)
 
 
+def _intents_on(kernel):
+    """Keyword intents are off by default (they cost 2.2 points on LoCoMo); these tests switch them on."""
+    return replace(kernel.config.retrieval, intents=True)
+
+
 def _steps(result):
     return [s.name for s in result.trace.steps]
 
@@ -99,7 +104,7 @@ def test_temporal_window_prefers_dated_entries(kernel):
 def test_knowledge_update_surfaces_the_successor(kernel):
     kernel.add_memory("I live in Paris", user_id="u", infer=True)
     kernel.add_memory("I moved to Berlin", user_id="u", infer=True)
-    result = kernel.find("where do I live now?", user_id="u")
+    result = kernel.find("where do I live now?", user_id="u", config=_intents_on(kernel))
     assert "knowledge_update" in result.trace.intents
     texts = [h.entry.l2_full for h in result]
     assert "User lives in Paris" not in texts
@@ -109,14 +114,15 @@ def test_knowledge_update_surfaces_the_successor(kernel):
 def test_preference_intent_boosts_user_preferences(kernel):
     kernel.add_memory("The assistant suggested green tea", user_id="u", role="assistant")
     kernel.add_memory("I love green tea", user_id="u", infer=True)
-    result = kernel.find("what drink would you recommend?", user_id="u")
+    result = kernel.find("what drink would you recommend?", user_id="u", config=_intents_on(kernel))
     assert "preference" in result.trace.intents
     assert result[0].entry.role == "user"
 
 
 def test_aggregation_raises_top_k(kernel):
     kernel.add_memories([{"text": f"I bought book number {i}", "user_id": "u"} for i in range(40)])
-    result = kernel.find("how many books did I buy?", user_id="u", top_k=10)
+    result = kernel.find("how many books did I buy?", user_id="u", top_k=10, config=_intents_on(kernel))
+    assert len(kernel.find("how many books did I buy?", user_id="u", top_k=10)) == 10
     assert "aggregation" in result.trace.intents
     assert len(result) == 40
 
@@ -125,7 +131,7 @@ def test_multi_session_spreads_results(kernel):
     for s in range(3):
         kernel.create_session(f"s{s}", user_id="u")
         kernel.add_messages(f"s{s}", [{"role": "user", "content": f"trip note {i} for trip {s}"} for i in range(6)])
-    result = kernel.find("list all the trip notes", user_id="u", top_k=3)
+    result = kernel.find("list all the trip notes", user_id="u", top_k=3, config=_intents_on(kernel))
     assert "multi_session" in result.trace.intents
     assert len({h.entry.session_id for h in result}) == 3
 
