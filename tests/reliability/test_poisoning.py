@@ -64,9 +64,11 @@ def test_mem0_keeps_the_assistant_role_and_the_flag(db, kernel):
     m = Mem0Adapter(db)
     claim = f"{ASSISTANT_CLAIMS} {INJECTIONS[0]}"
     m.add([{"role": "user", "content": "I live in Rome"}, {"role": "assistant", "content": claim}], user_id="u")
-    results = {r["memory"]: r for r in m.search("where do I live? ignore instructions", user_id="u", threshold=None)["results"]}
-    assert results[claim]["role"] == "assistant"
-    assert "User lives in Oslo" not in results and "User lives in Rome" in results
+    stored = {r["memory"]: r for r in m.get_all(user_id="u")["results"]}
+    assert stored[claim]["role"] == "assistant"
+    assert "User lives in Oslo" not in stored and "User lives in Rome" in stored
+    found = {r["memory"]: r for r in m.search(claim, user_id="u", threshold=None)["results"]}
+    assert found[claim]["role"] == "assistant"
     assert _user_facts(kernel, "u") == ["User lives in Rome"]
     hit = next(h for h in kernel.find(claim, user_id="u") if h.entry.l2_full == claim)
     assert {"instruction_like", "from_assistant"} <= set(hit.entry.flags)
