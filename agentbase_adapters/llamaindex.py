@@ -89,6 +89,12 @@ def _check_db(db: Any, cls_name: str) -> AgentBase:
     return db
 
 
+def _check_idx(idx: object) -> None:
+    """Reject a bad position before anything is written (the session row included)."""
+    if idx is not None and (not isinstance(idx, int) or isinstance(idx, bool)):
+        raise InvalidArgument(f"idx must be an int or None, got {idx!r}")
+
+
 def _pick(records: Sequence[Message], idx: int) -> Message | None:
     """``records[idx]``, or ``None`` when the index is out of range in either direction."""
     if -len(records) <= idx < len(records):
@@ -204,11 +210,13 @@ class AgentBaseChatStore(_ScopedStore, BaseChatStore):
     def add_message(self, key: str, message: ChatMessage, idx: int | None = None) -> None:
         """Append ``message`` to ``key``, or insert it before position ``idx`` (``list.insert`` rules)."""
         # The kernel's position= follows list.insert (negative from the end, past the end appends).
+        _check_idx(idx)
         self._open(key)
         self._db.sync.add_message(key, **_to_record(message), position=idx)
 
     async def async_add_message(self, key: str, message: ChatMessage, idx: int | None = None) -> None:
         """Async ``add_message`` (LlamaIndex names it ``async_add_message``)."""
+        _check_idx(idx)
         await self._aopen(key)
         await self._db.add_message(key, **_to_record(message), position=idx)
 
@@ -345,15 +353,14 @@ class AgentBaseAsyncChatStore(_ScopedStore, AsyncDBChatStore):
     async def delete_oldest_messages(self, key: str, n: int) -> list[ChatMessage]:
         """Delete and return the ``n`` oldest active messages of ``key``."""
         records = await self._oldest_active(key, n)
-        for record in records:
-            await self._db.delete_message(key, record.id)
+        await self._db.delete_messages(key, [r.id for r in records])
         return [_from_record(r) for r in records]
 
     async def archive_oldest_messages(self, key: str, n: int) -> list[ChatMessage]:
         """Mark the ``n`` oldest active messages of ``key`` archived and return them."""
         records = await self._oldest_active(key, n)
-        for record in records:
-            await self._db.update_message(key, record.id, status="archived")
+        if records:
+            await self._db.update_messages(key, [r.id for r in records], status="archived")
         return [_from_record(r) for r in records]
 
     async def get_keys(self) -> list[str]:
@@ -361,8 +368,8 @@ class AgentBaseAsyncChatStore(_ScopedStore, AsyncDBChatStore):
         return [key for key in await self._asession_ids() if await self._db.count_messages(key)]
 
     async def _oldest_active(self, key: str, n: int) -> list[Message]:
-        if n < 0:
-            raise InvalidArgument(f"n must be >= 0, got {n}")
+        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+            raise InvalidArgument(f"n must be an int >= 0, got {n!r}")
         if n == 0 or not await self._avisible(key):
             return []
         return await self._db.list_messages(key, status="active", limit=n)

@@ -21,7 +21,12 @@ def _to_record(who: str | None, tags: Iterable[str], metadata: dict[str, Any]) -
     """``add_memory`` keywords for one ``remember`` call."""
     if isinstance(tags, str):
         raise InvalidArgument(f"tags must be a list of strings, not the string {tags!r} - write tags=[{tags!r}]")
-    tag_list = list(tags)
+    if tags is None:
+        tags = ()
+    try:
+        tag_list = list(tags)
+    except TypeError:
+        raise InvalidArgument(f"tags must be a list of strings, got {tags!r}") from None
     if not all(isinstance(tag, str) for tag in tag_list):
         raise InvalidArgument(f"tags must be strings, got {tag_list!r}")
     return {"user_id": who, "tags": tag_list, "metadata": metadata or None}

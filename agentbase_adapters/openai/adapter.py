@@ -187,6 +187,9 @@ def _to_record(obj: Mapping[str, Any], *, shape: Shape, param: str = "content") 
             "payload": payload,
             "ingest": bool(text.strip()),
         }
+    if not isinstance(obj, Mapping):
+        raise invalid(f"Invalid type for '{param}': expected an object, but got {json_type(obj)}.",
+                      param=param, code="invalid_type")
     item = _check_item(dict(obj), param=param)
     kind = item.get("type", "message")
     text = _item_text(item)

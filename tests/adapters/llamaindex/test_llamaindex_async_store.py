@@ -206,9 +206,9 @@ async def test_delete_message_by_active_position(ours: AgentBaseAsyncChatStore) 
 
 async def test_negative_n_is_refused(ours: AgentBaseAsyncChatStore) -> None:
     await ours.add_message("k", msg("a"))
-    with pytest.raises(InvalidArgument, match="n must be >= 0, got -1"):
+    with pytest.raises(InvalidArgument, match="n must be an int >= 0, got -1"):
         await ours.archive_oldest_messages("k", -1)
-    with pytest.raises(InvalidArgument, match="n must be >= 0, got -1"):
+    with pytest.raises(InvalidArgument, match="n must be an int >= 0, got -1"):
         await ours.delete_oldest_messages("k", -1)
 
 

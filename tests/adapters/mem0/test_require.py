@@ -25,6 +25,7 @@ def test_missing_module_names_the_extra(monkeypatch):
 
 def test_missing_submodule_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "langchain_core", None)
+    monkeypatch.setitem(sys.modules, "langchain_core.chat_history", None)
     with pytest.raises(MissingDependency, match=r"pip install 'agentbase\[langchain\]'"):
         require("langchain_core.chat_history", extra="langchain")
 
