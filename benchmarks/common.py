@@ -39,7 +39,8 @@ def offline_env() -> None:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("MEM0_TELEMETRY", "False")
-    os.environ.setdefault("MEM0_DIR", tempfile.mkdtemp(prefix="bench-mem0-"))
+    if "MEM0_DIR" not in os.environ:  # not setdefault: its argument would make a directory every call
+        os.environ["MEM0_DIR"] = tempfile.mkdtemp(prefix="bench-mem0-")
     os.environ.setdefault("OPENAI_API_KEY", "sk-offline-benchmark")
 
 
