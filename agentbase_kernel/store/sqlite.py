@@ -567,13 +567,15 @@ class SqliteStore:
                 df_global = conn.execute("SELECT count(*) FROM entries_fts WHERE entries_fts MATCH ?", (match,)).fetchone()[0]
                 if not df_global:
                     continue
+                # CROSS JOIN keeps FTS5 as the outer loop: with the scope index outside, SQLite probed
+                # the FTS index once per scope row (5-7 s per term at 100k entries, 10 ms this way)
                 rows = conn.execute(
-                    f"SELECT e.rid, bm25(entries_fts) FROM entries_fts JOIN entries e ON e.rid = entries_fts.rowid "
+                    f"SELECT e.rid, bm25(entries_fts) FROM entries_fts CROSS JOIN entries e ON e.rid = entries_fts.rowid "
                     f"WHERE entries_fts MATCH ? AND {where} ORDER BY 2, e.rid LIMIT ?", [match, *args, per_term]).fetchall()
                 if not rows:
                     continue
                 df_scope = len(rows) if len(rows) < per_term else conn.execute(
-                    f"SELECT count(*) FROM entries_fts JOIN entries e ON e.rid = entries_fts.rowid "
+                    f"SELECT count(*) FROM entries_fts CROSS JOIN entries e ON e.rid = entries_fts.rowid "
                     f"WHERE entries_fts MATCH ? AND {where}", [match, *args]).fetchone()[0]
                 idf_global = _idf(n_global, df_global)
                 idf_scope = _idf(n_scope, df_scope)
