@@ -20,4 +20,16 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
-.PHONY: install demo test
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks run
+
+bench-scale: $(STAMP)
+	$(BIN)/python -m benchmarks scale --sizes 10000,100000
+
+bench-1m: $(STAMP)
+	$(BIN)/python -m benchmarks scale --sizes 1000000
+
+stress: $(STAMP)
+	$(BIN)/python -m benchmarks.stress
+
+.PHONY: install demo test bench bench-scale bench-1m stress
