@@ -101,7 +101,7 @@ def test_minimal(db, kernel, op, data):
     mem = MinimalAdapter(db)
     d = data.draw
     calls = {
-        "remember": lambda: mem.remember(d(anything), who=d(maybe(anything)), tags=d(st.one_of(st.lists(anything, max_size=2), hostile)),
+        "remember": lambda: mem.remember(d(anything), who=d(maybe(anything)), tags=d(st.one_of(st.lists(anything, max_size=2), anything)),
                                          **d(st.dictionaries(st.text(min_size=1, max_size=8).filter(lambda k: k not in ("who", "tags")), anything, max_size=2))),
         "recall": lambda: mem.recall(d(anything), who=d(maybe(anything)), top_k=d(int_like)),
         "forget": lambda: mem.forget(d(maybe(anything)), who=d(maybe(anything))),
@@ -188,15 +188,15 @@ def test_llamaindex(db, kernel, cls, data):
     key = d(st.one_of(st.just("chat-1"), anything))
     message = ChatMessage(role=d(st.sampled_from(["user", "assistant", "tool", "system"])), content=d(hostile))
     if cls == "AgentBaseChatStore":
-        calls = [lambda: store.add_message(key, message, idx=d(maybe(st.integers(-5, 5)))), lambda: store.get_messages(key),
+        calls = [lambda: store.add_message(key, message, idx=d(maybe(int_like))), lambda: store.get_messages(key),
                  lambda: store.delete_message(key, d(st.integers(-(10**20), 10**20))), lambda: store.set_messages(key, [message]),
                  lambda: store.delete_messages(key), lambda: store.get_keys()]
     else:
         calls = [lambda: store.add_message(key, message), lambda: store.get_messages(key, limit=d(maybe(int_like)), offset=d(maybe(int_like))),
-                 lambda: store.delete_message(key, d(st.integers(-(10**20), 10**20))), lambda: store.delete_oldest_messages(key, d(st.integers(-5, 5))),
+                 lambda: store.delete_message(key, d(st.integers(-(10**20), 10**20))), lambda: store.delete_oldest_messages(key, d(int_like)),
                  lambda: store.count_messages(key), lambda: store.delete_messages(key)]
     for call in calls:
-        # a scoped store's failed add/set can leave an empty session row behind
+        # a scoped store's failed add can still leave an empty session row behind: see the xfail below
         _check(kernel, call, ignore=("sessions",))
     report = kernel.verify()
     assert report["ok"], report
@@ -276,7 +276,7 @@ def test_openai_server(server, kernel, data):
         ("GET", f"/v1/threads/{quoted}/messages/{urllib.parse.quote(text(), safe='')}", None),
         ("POST", "/v1/conversations", {"items": d(st.one_of(st.lists(st.fixed_dictionaries(
             {"type": st.just("message"), "role": json_value, "content": json_value}), max_size=2),
-            json_value.filter(lambda v: not isinstance(v, list))))}),
+            st.lists(json_value, max_size=2), json_value))}),
         ("DELETE", f"/v1/threads/{quoted}", None),
     ]:
         _ok_or_openai_error(server.request(method, url, json=body))
@@ -340,3 +340,19 @@ async def test_llamaindex_delete_oldest_messages_rejects_none(db):
 def test_openai_server_rejects_non_object_items_with_400(server, items):
     response = server.post("/v1/conversations", json={"items": items})
     assert response.status_code == 400, response.text
+
+
+@pytest.mark.xfail(strict=True, reason="llamaindex.py add_message/async add_message: a scoped store commits the "
+                                       "session (_open/_aopen) before the kernel rejects the content - a partial write")
+@pytest.mark.parametrize("cls", ["AgentBaseChatStore", "AgentBaseAsyncChatStore"])
+async def test_llamaindex_scoped_add_message_with_invalid_content_writes_nothing(db, kernel, cls):
+    import agentbase_adapters.llamaindex as li
+    from llama_index.core.base.llms.types import ChatMessage
+
+    store = getattr(li, cls)(db, user_id="alice")
+    before = row_counts(kernel.path)
+    with pytest.raises(AgentBaseError):
+        result = store.add_message("chat-9", ChatMessage(role="user", content="lone \ud800 surrogate"))
+        if asyncio.iscoroutine(result):
+            await result
+    assert row_counts(kernel.path) == before
