@@ -74,6 +74,16 @@ def _mapped(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def _select_in(conn: Any, sql: str, values: Iterable[Any], chunk: int = 500) -> list[Any]:
+    """Rows of ``sql`` whose ``{marks}`` placeholder is filled with each chunk of distinct values."""
+    distinct = list(dict.fromkeys(values))
+    rows: list[Any] = []
+    for i in range(0, len(distinct), chunk):
+        part = distinct[i : i + chunk]
+        rows.extend(conn.execute(sql.format(marks=",".join("?" * len(part))), part))
+    return rows
+
+
 def _idf(n: int, df: int) -> float:
     """FTS5's BM25 IDF, floored like FTS5 does so that very common terms still count a little."""
     return max(math.log((n - df + 0.5) / (df + 0.5)), 1e-6)
@@ -348,27 +358,15 @@ class SqliteStore:
 
     @_mapped
     def get_entries(self, entry_ids: Iterable[str]) -> dict[str, Entry]:
-        ids = list(dict.fromkeys(entry_ids))
-        out: dict[str, Entry] = {}
         with self.conns.read() as conn:
-            for i in range(0, len(ids), 500):
-                chunk = ids[i : i + 500]
-                for row in conn.execute(
-                        f"SELECT {_ENTRY_COLS} FROM entries WHERE id IN ({','.join('?' * len(chunk))})", chunk):
-                    out[row[1]] = self._entry(row)
-        return out
+            rows = _select_in(conn, f"SELECT {_ENTRY_COLS} FROM entries WHERE id IN ({{marks}})", entry_ids)
+            return {row[1]: self._entry(row) for row in rows}
 
     @_mapped
     def entries_by_rid(self, rids: Iterable[int]) -> dict[int, Entry]:
-        ids = list(dict.fromkeys(rids))
-        out: dict[int, Entry] = {}
         with self.conns.read() as conn:
-            for i in range(0, len(ids), 500):
-                chunk = ids[i : i + 500]
-                for row in conn.execute(
-                        f"SELECT {_ENTRY_COLS} FROM entries WHERE rid IN ({','.join('?' * len(chunk))})", chunk):
-                    out[row[0]] = self._entry(row)
-        return out
+            rows = _select_in(conn, f"SELECT {_ENTRY_COLS} FROM entries WHERE rid IN ({{marks}})", rids)
+            return {row[0]: self._entry(row) for row in rows}
 
     @_mapped
     def update_entry(self, entry_id: str, scope: Scope, changes: dict[str, Any], *,
@@ -498,27 +496,17 @@ class SqliteStore:
     # -- vectors -----------------------------------------------------------------------------------
     @_mapped
     def missing_vectors(self, hashes: Iterable[str]) -> set[str]:
-        wanted = list(dict.fromkeys(hashes))
-        have: set[str] = set()
+        wanted = set(hashes)
         with self.conns.read() as conn:
-            for i in range(0, len(wanted), 500):
-                chunk = wanted[i : i + 500]
-                have.update(r[0] for r in conn.execute(
-                    f"SELECT content_hash FROM embeddings WHERE content_hash IN ({','.join('?' * len(chunk))})", chunk))
-        return set(wanted) - have
+            have = {r[0] for r in _select_in(conn, "SELECT content_hash FROM embeddings WHERE content_hash IN ({marks})",
+                                             wanted)}
+        return wanted - have
 
     @_mapped
     def vectors_for(self, hashes: Iterable[str]) -> dict[str, np.ndarray]:
-        wanted = list(dict.fromkeys(hashes))
-        out: dict[str, np.ndarray] = {}
         with self.conns.read() as conn:
-            for i in range(0, len(wanted), 500):
-                chunk = wanted[i : i + 500]
-                for h, blob in conn.execute(
-                        f"SELECT content_hash, vector FROM embeddings WHERE content_hash IN ({','.join('?' * len(chunk))})",
-                        chunk):
-                    out[h] = decode(blob)
-        return out
+            rows = _select_in(conn, "SELECT content_hash, vector FROM embeddings WHERE content_hash IN ({marks})", hashes)
+            return {h: decode(blob) for h, blob in rows}
 
     @_mapped
     def put_vectors(self, items: Iterable[tuple[str, np.ndarray]]) -> None:
@@ -848,12 +836,9 @@ class SqliteStore:
     def sessions_of(self, entry_ids: list[str]) -> dict[str, str]:
         out: dict[str, str] = {}
         with self.conns.read() as conn:
-            for i in range(0, len(entry_ids), 500):
-                chunk = entry_ids[i : i + 500]
-                for eid, sid in conn.execute(
-                        f"SELECT entry_id, session_id FROM session_entries WHERE entry_id IN ({','.join('?' * len(chunk))})",
-                        chunk):
-                    out.setdefault(eid, sid)
+            for eid, sid in _select_in(conn, "SELECT entry_id, session_id FROM session_entries WHERE entry_id IN ({marks})",
+                                       entry_ids):
+                out.setdefault(eid, sid)
         return out
 
     # -- entities ----------------------------------------------------------------------------------
