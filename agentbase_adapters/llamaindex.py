@@ -149,15 +149,6 @@ class _ScopedStore(BaseModel):
     async def _avisible(self, key: str) -> bool:
         return not self._scope() or await self._aexists(key)
 
-    def _open(self, key: str) -> None:
-        # add_message would create a missing session without scope, so a scoped store opens it first.
-        if self._scope():
-            self._db.sync.create_session(key, **self._scope())
-
-    async def _aopen(self, key: str) -> None:
-        if self._scope():
-            await self._db.create_session(key, **self._scope())
-
     def _session_ids(self) -> list[str]:
         return [s.id for s in self._db.sync.list_sessions(**self._scope(), limit=None)]
 
@@ -187,13 +178,11 @@ class AgentBaseChatStore(_ScopedStore, BaseChatStore):
 
     def set_messages(self, key: str, messages: list[ChatMessage]) -> None:
         """Replace the history of ``key`` with ``messages`` in one transaction."""
-        self._open(key)
-        self._db.sync.set_messages(key, [_to_record(m) for m in messages])
+        self._db.sync.set_messages(key, [_to_record(m) for m in messages], **self._scope())
 
     async def aset_messages(self, key: str, messages: list[ChatMessage]) -> None:
         """Async ``set_messages``."""
-        await self._aopen(key)
-        await self._db.set_messages(key, [_to_record(m) for m in messages])
+        await self._db.set_messages(key, [_to_record(m) for m in messages], **self._scope())
 
     def get_messages(self, key: str) -> list[ChatMessage]:
         """The history of ``key``, oldest first; ``[]`` for a missing key."""
@@ -211,14 +200,13 @@ class AgentBaseChatStore(_ScopedStore, BaseChatStore):
         """Append ``message`` to ``key``, or insert it before position ``idx`` (``list.insert`` rules)."""
         # The kernel's position= follows list.insert (negative from the end, past the end appends).
         _check_idx(idx)
-        self._open(key)
-        self._db.sync.add_message(key, **_to_record(message), position=idx)
+        # the scope goes with the write: a missing session is created in it, in the same transaction
+        self._db.sync.add_message(key, **_to_record(message), position=idx, **self._scope())
 
     async def async_add_message(self, key: str, message: ChatMessage, idx: int | None = None) -> None:
         """Async ``add_message`` (LlamaIndex names it ``async_add_message``)."""
         _check_idx(idx)
-        await self._aopen(key)
-        await self._db.add_message(key, **_to_record(message), position=idx)
+        await self._db.add_message(key, **_to_record(message), position=idx, **self._scope())
 
     def delete_messages(self, key: str) -> list[ChatMessage] | None:
         """Delete ``key`` and its history and return the history; ``None`` for a missing key."""
@@ -313,24 +301,21 @@ class AgentBaseAsyncChatStore(_ScopedStore, AsyncDBChatStore):
         self, key: str, message: ChatMessage, status: MessageStatus = MessageStatus.ACTIVE
     ) -> None:
         """Append ``message`` to ``key`` with ``status``."""
-        await self._aopen(key)
-        await self._db.add_message(key, **_to_record(message), status=_status(status) or "active")
+        await self._db.add_message(key, **_to_record(message), status=_status(status) or "active", **self._scope())
 
     async def add_messages(
         self, key: str, messages: list[ChatMessage], status: MessageStatus = MessageStatus.ACTIVE
     ) -> None:
         """Append ``messages`` to ``key`` with ``status``, in one transaction."""
-        await self._aopen(key)
         value = _status(status) or "active"
-        await self._db.add_messages(key, [{**_to_record(m), "status": value} for m in messages])
+        await self._db.add_messages(key, [{**_to_record(m), "status": value} for m in messages], **self._scope())
 
     async def set_messages(
         self, key: str, messages: list[ChatMessage], status: MessageStatus = MessageStatus.ACTIVE
     ) -> None:
         """Replace every message of ``key`` (all statuses) with ``messages``, in one transaction."""
-        await self._aopen(key)
         value = _status(status) or "active"
-        await self._db.set_messages(key, [{**_to_record(m), "status": value} for m in messages])
+        await self._db.set_messages(key, [{**_to_record(m), "status": value} for m in messages], **self._scope())
 
     async def delete_message(self, key: str, idx: int) -> ChatMessage | None:
         """Delete and return the active message at position ``idx``; ``None`` if there is none."""

@@ -508,12 +508,15 @@ class Kernel:
     def add_message(self, session_id: str, role: str, content: str, *, name: str | None = None,
                     metadata: dict[str, Any] | None = None, payload: Any = None, created_at: Any = None,
                     message_id: str | None = None, status: str = "active", position: int | None = None,
-                    ingest: bool = True) -> Message:
-        """Append (or insert at ``position``) one turn; with ``ingest`` it also becomes a memory."""
+                    ingest: bool = True, user_id: str | None = None, agent_id: str | None = None,
+                    project_id: str | None = None) -> Message:
+        """Append (or insert at ``position``) one turn; with ``ingest`` it also becomes a memory.
+
+        Scope keywords work as in ``add_messages`` (checked in the same transaction)."""
         return self.add_messages(session_id, [{
             "role": role, "content": content, "name": name, "metadata": metadata, "payload": payload,
             "created_at": created_at, "message_id": message_id, "status": status, "ingest": ingest}],
-            position=position)[0]
+            position=position, user_id=user_id, agent_id=agent_id, project_id=project_id)[0]
 
     def add_messages(self, session_id: str, messages: Sequence[dict[str, Any]], *,
                      position: int | None = None, progress: Callable[[int, int], None] | None = None,
@@ -600,12 +603,14 @@ class Kernel:
         with store.transaction():
             return [store.delete_message(session_id, mid) for mid in message_ids]
 
-    def set_messages(self, session_id: str, messages: Sequence[dict[str, Any]]) -> list[Message]:
-        """Replace every message of the session in one transaction."""
+    def set_messages(self, session_id: str, messages: Sequence[dict[str, Any]], *, user_id: str | None = None,
+                     agent_id: str | None = None, project_id: str | None = None) -> list[Message]:
+        """Replace every message of the session in one transaction (scope keywords as in ``add_messages``)."""
         store = self._ready()
         with store.transaction():
             store.delete_messages(session_id)
-            return self.add_messages(session_id, messages)
+            return self.add_messages(session_id, messages, user_id=user_id, agent_id=agent_id,
+                                     project_id=project_id)
 
     def clear_session(self, session_id: str, *, status: str | None = None) -> int:
         """Delete the session's messages (optionally of one status) and their turn entries."""

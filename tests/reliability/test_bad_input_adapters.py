@@ -196,8 +196,7 @@ def test_llamaindex(db, kernel, cls, data):
                  lambda: store.delete_message(key, d(st.integers(-(10**20), 10**20))), lambda: store.delete_oldest_messages(key, d(int_like)),
                  lambda: store.count_messages(key), lambda: store.delete_messages(key)]
     for call in calls:
-        # a scoped store's failed add can still leave an empty session row behind: see the xfail below
-        _check(kernel, call, ignore=("sessions",))
+        _check(kernel, call)
     report = kernel.verify()
     assert report["ok"], report
 
@@ -342,8 +341,6 @@ def test_openai_server_rejects_non_object_items_with_400(server, items):
     assert response.status_code == 400, response.text
 
 
-@pytest.mark.xfail(strict=True, reason="llamaindex.py add_message/async add_message: a scoped store commits the "
-                                       "session (_open/_aopen) before the kernel rejects the content - a partial write")
 @pytest.mark.parametrize("cls", ["AgentBaseChatStore", "AgentBaseAsyncChatStore"])
 async def test_llamaindex_scoped_add_message_with_invalid_content_writes_nothing(db, kernel, cls):
     import agentbase_adapters.llamaindex as li
