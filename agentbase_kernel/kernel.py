@@ -22,7 +22,7 @@ from .errors import ClosedError, InvalidArgument, ScopeError
 from .ingest.pipeline import Ingestor, validate_text
 from .records import AddResult, ContextType, Entry, FindResult, HistoryEvent, Message, Scope, Session
 from .retrieve.pipeline import Decomposer, Reranker, Retriever
-from .store import EntryFilter, SqliteStore, utcnow
+from .store import EntryFilter, SqliteStore
 
 __all__ = ["AgentBase", "Kernel"]
 

@@ -29,7 +29,7 @@ import asyncio
 import inspect
 import json
 import threading
-from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping
+from collections.abc import Callable, Generator, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar, cast
 

@@ -14,7 +14,7 @@ import math
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
@@ -371,6 +371,3 @@ def _overlaps(value: str, start: Any, end: Any) -> bool:
     last = last or first
     return first <= end.isoformat() and last >= start.isoformat()
 
-
-def with_overrides(cfg: RetrievalConfig, **changes: Any) -> RetrievalConfig:
-    return replace(cfg, **changes)

@@ -22,7 +22,6 @@ import numpy as np
 from ..errors import (
     EmbeddingMismatch,
     EntryNotFound,
-    IntegrityError,
     InvalidArgument,
     MessageNotFound,
     SchemaTooNew,
@@ -832,15 +831,6 @@ class SqliteStore:
         with self.conns.read() as conn:
             return [r[0] for r in conn.execute(sql + " ORDER BY e.rid", params)]
 
-    @_mapped
-    def sessions_of(self, entry_ids: list[str]) -> dict[str, str]:
-        out: dict[str, str] = {}
-        with self.conns.read() as conn:
-            for eid, sid in _select_in(conn, "SELECT entry_id, session_id FROM session_entries WHERE entry_id IN ({marks})",
-                                       entry_ids):
-                out.setdefault(eid, sid)
-        return out
-
     # -- entities ----------------------------------------------------------------------------------
     @_mapped
     def add_entities(self, entry_id: str, entities: list[tuple[str, str, str]], observed_at: datetime) -> None:
@@ -887,19 +877,6 @@ class SqliteStore:
                         missing).fetchall()
         nodes = [{"id": r[0], "norm": r[1], "label": r[2], "text": r[3], "entries": r[4]} for r in node_rows]
         return {"nodes": nodes, "edges": edges}
-
-    @_mapped
-    def entity_tags(self, flt: EntryFilter, norms: list[str]) -> dict[str, set[int]]:
-        """For each normalised entity, the rids of entries (in scope) tagged with it."""
-        where, args = self._where(flt)
-        out: dict[str, set[int]] = {}
-        with self.conns.read() as conn:
-            for norm in norms:
-                rows = conn.execute(
-                    f"SELECT e.rid FROM entities n JOIN entity_entries x ON x.entity_id = n.id "
-                    f"JOIN entries e ON e.id = x.entry_id WHERE n.norm = ? AND {where}", [norm, *args]).fetchall()
-                out[norm] = {r[0] for r in rows}
-        return out
 
     # -- traces ------------------------------------------------------------------------------------
     @_mapped
@@ -974,10 +951,3 @@ class SqliteStore:
             return [(r[0], r[1]) for r in conn.execute(
                 "SELECT e.content_hash, min(e.l2_full) FROM entries e LEFT JOIN embeddings v "
                 "ON v.content_hash = e.content_hash WHERE v.content_hash IS NULL GROUP BY e.content_hash")]
-
-    def raise_if_bad(self) -> None:
-        report = self.verify()
-        if not report["ok"]:
-            raise IntegrityError(f"{self.path} failed verification: {report} - run `agentbase rebuild`",
-                                 path=str(self.path))
-
