@@ -39,7 +39,6 @@ class EntryFilter:
     scope: Scope = field(default_factory=Scope)
     context_type: str | None = None
     category: str | None = None
-    categories: tuple[str, ...] | None = None
     tags: tuple[str, ...] | None = None
     role: str | None = None
     include_expired: bool = False
@@ -49,4 +48,3 @@ class EntryFilter:
     since: datetime | None = None
     until: datetime | None = None
     date_window: tuple[date, date] | None = None
-    exclude_categories: tuple[str, ...] = ()

@@ -212,26 +212,12 @@ class SqliteStore:
         a = alias
         clauses: list[str] = []
         args: list[Any] = []
-        for col in ("user_id", "agent_id", "project_id", "session_id"):
-            value = getattr(flt.scope, col)
+        equal = {col: getattr(flt.scope, col) for col in ("user_id", "agent_id", "project_id", "session_id")}
+        equal.update(context_type=flt.context_type, category=flt.category, role=flt.role)
+        for col, value in equal.items():
             if value is not None:
                 clauses.append(f"{a}.{col} = ?")
                 args.append(value)
-        if flt.context_type:
-            clauses.append(f"{a}.context_type = ?")
-            args.append(flt.context_type)
-        if flt.category:
-            clauses.append(f"{a}.category = ?")
-            args.append(flt.category)
-        if flt.categories:
-            clauses.append(f"{a}.category IN ({','.join('?' * len(flt.categories))})")
-            args.extend(flt.categories)
-        if flt.exclude_categories:
-            clauses.append(f"coalesce({a}.category, '') NOT IN ({','.join('?' * len(flt.exclude_categories))})")
-            args.extend(flt.exclude_categories)
-        if flt.role:
-            clauses.append(f"{a}.role = ?")
-            args.append(flt.role)
         for tag in flt.tags or ():
             clauses.append(f"EXISTS (SELECT 1 FROM json_each({a}.tags) WHERE value = ?)")
             args.append(tag)
