@@ -29,6 +29,7 @@ Summarizer = Callable[[str], str]
 # and a 10 MB text must not hang a caller (issue 9). The text is still stored and FTS-indexed whole,
 # and the instruction-like check still reads all of it.
 _HEAD_CHARS = 100_000
+_EMBED_BATCH = 8
 
 
 def content_hash(text: str) -> str:
@@ -90,6 +91,7 @@ class Ingestor:
         self.ner = ner
         self.embedder = embedder
         self.summarizer = summarizer
+        self.texts_embedded = 0
 
     @property
     def ner_stage(self) -> str:
@@ -123,16 +125,22 @@ class Ingestor:
         return out
 
     # -- embedding -----------------------------------------------------------------------------
-    def embed_missing(self, items: Sequence[tuple[str, str]], batch_size: int = 64) -> int:
-        """Embed each distinct text whose hash has no vector yet; returns how many were embedded."""
+    def embed_missing(self, items: Sequence[tuple[str, str]], batch_size: int = _EMBED_BATCH) -> int:
+        """Embed each distinct text whose hash has no vector yet; returns how many were embedded.
+
+        Texts go to the embedder shortest first, ``batch_size`` at a time: a batch is padded to
+        its longest text, and one unsorted batch per session padded LoCoMo turns to 2.1x their
+        tokens (length-sorted batches of 8: 1.27x).
+        """
         if self.embedder is None or not items:
             return 0
         by_hash = dict(items)
-        missing = sorted(self.store.missing_vectors(by_hash))
+        missing = sorted(self.store.missing_vectors(by_hash), key=lambda h: (len(by_hash[h]), h))
         for i in range(0, len(missing), batch_size):
             chunk = missing[i : i + batch_size]
             vectors = np.asarray(self.embedder.embed_batch([by_hash[h][:_HEAD_CHARS] for h in chunk]), dtype=np.float32)
             self.store.put_vectors(zip(chunk, vectors))
+        self.texts_embedded += len(missing)
         return len(missing)
 
     # -- writes --------------------------------------------------------------------------------
