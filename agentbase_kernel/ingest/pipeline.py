@@ -8,6 +8,9 @@ its ``invalid_at``. The only model calls are the local NER pipeline and the loca
 from __future__ import annotations
 
 import hashlib
+import logging
+import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -30,6 +33,11 @@ Summarizer = Callable[[str], str]
 # and the instruction-like check still reads all of it.
 _HEAD_CHARS = 100_000
 _EMBED_BATCH = 8
+# A queued entry the background embedder still cannot see after this long was rolled back (or its
+# transaction is very long); it is dropped from the queue, and the next sweep or rebuild() finds it.
+_PENDING_TTL_S = 10.0
+
+_log = logging.getLogger(__name__)
 
 
 def content_hash(text: str) -> str:
@@ -78,6 +86,11 @@ class Analysis:
 class Ingestor:
     """Turns texts into stored entries. Owned by the kernel; adapters never see it.
 
+    With ``defer_embedding``, ``add_many`` returns before the stored texts have vectors: they are
+    searchable at once by full text and entities, and a background thread embeds them after the
+    write commits. Derived facts are still embedded before the write, because the near-duplicate
+    check compares their vectors, so what gets stored is the same in both modes.
+
     Usage::
 
         ingestor = Ingestor(store, config=IngestConfig(), ner=load_ner(), embedder=None)
@@ -85,13 +98,21 @@ class Ingestor:
     """
 
     def __init__(self, store: SqliteStore, *, config: IngestConfig, ner: Any, embedder: Any,
-                 summarizer: Summarizer | None = None) -> None:
+                 summarizer: Summarizer | None = None, defer_embedding: bool = False) -> None:
         self.store = store
         self.config = config
         self.ner = ner
         self.embedder = embedder
         self.summarizer = summarizer
+        self.defer_embedding = defer_embedding
         self.texts_embedded = 0
+        self._lock = threading.Lock()
+        self._pending: dict[str, float] = {}  # entry id -> when it was queued (monotonic seconds)
+        self._wake = threading.Condition(self._lock)
+        self._worker: threading.Thread | None = None
+        self._stopping = False
+        self._busy = False
+        self.embed_error: BaseException | None = None  # why the background embedder last stopped
 
     @property
     def ner_stage(self) -> str:
@@ -136,12 +157,109 @@ class Ingestor:
             return 0
         by_hash = dict(items)
         missing = sorted(self.store.missing_vectors(by_hash), key=lambda h: (len(by_hash[h]), h))
+        done = 0
         for i in range(0, len(missing), batch_size):
+            if self._stopping and threading.current_thread() is self._worker:
+                break
             chunk = missing[i : i + batch_size]
             vectors = np.asarray(self.embedder.embed_batch([by_hash[h][:_HEAD_CHARS] for h in chunk]), dtype=np.float32)
             self.store.put_vectors(zip(chunk, vectors))
-        self.texts_embedded += len(missing)
-        return len(missing)
+            done += len(chunk)
+            with self._lock:
+                self.texts_embedded += len(chunk)
+        return done
+
+    # -- deferred embedding --------------------------------------------------------------------
+    @property
+    def pending(self) -> int:
+        """Entries queued for the background embedder (0 when embedding is not deferred)."""
+        with self._lock:
+            return len(self._pending) + int(self._busy)
+
+    def _queue(self, entry_ids: Sequence[str]) -> None:
+        if not entry_ids:
+            return
+        now = time.monotonic()
+        with self._lock:
+            for entry_id in entry_ids:
+                self._pending.setdefault(entry_id, now)
+            if self._worker is None or not self._worker.is_alive():
+                self._stopping = False
+                self._busy = True  # its first sweep counts as work in progress
+                self.embed_error = None
+                self._worker = threading.Thread(target=self._work, name="agentbase-embed", daemon=True)
+                self._worker.start()
+            self._wake.notify_all()
+
+    def _work(self) -> None:
+        """Embed queued entries once their write has committed; first, whatever an earlier run left."""
+        try:
+            self.embed_missing(self.store.hashes_without_vector())
+            while True:
+                with self._lock:
+                    while not self._pending and not self._stopping:
+                        self._busy = False
+                        self._wake.notify_all()
+                        self._wake.wait()
+                    if self._stopping:
+                        return
+                    ids = list(self._pending)
+                    self._busy = True
+                # this thread's own connection sees committed rows only: the caller's write may
+                # still be open (a kernel transaction around add_many), or have rolled back
+                visible = self.store.get_entries(ids)
+                now = time.monotonic()
+                with self._lock:
+                    for entry_id in ids:
+                        if entry_id in visible or now - self._pending.get(entry_id, now) > _PENDING_TTL_S:
+                            self._pending.pop(entry_id, None)
+                self.embed_missing([(e.content_hash, e.l2_full) for e in visible.values()])
+                if not visible:
+                    with self._lock:
+                        self._wake.wait(0.02)
+        except Exception as exc:  # a closed store, a failing embedder: the texts stay without vectors
+            self.embed_error = exc
+            _log.exception("background embedding stopped; Kernel.rebuild() embeds what is left")
+        finally:
+            with self._lock:
+                self._busy = False
+                self._pending.clear()
+                self._wake.notify_all()
+
+    def wait_embedded(self, timeout: float | None = None) -> bool:
+        """Block until the background embedder has caught up.
+
+        Call it outside any open write of this thread: rows that write has not committed are
+        invisible to the embedder until then, and the rows of a rolled-back write count as
+        pending for ``_PENDING_TTL_S`` seconds.
+
+        Returns:
+            ``False`` if ``timeout`` ran out first, or the embedder stopped on an error
+            (``embed_error``; the texts it did not reach have no vector).
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._lock:
+            while self._worker is not None and self._worker.is_alive() and (self._pending or self._busy):
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                self._wake.wait(left)
+        return self.embed_error is None
+
+    def close(self, *, wait: bool = False) -> None:
+        """Stop the background embedder (after it has caught up, with ``wait``). Safe to call twice.
+
+        What it had not embedded keeps no vector until the next deferred write (its worker first
+        embeds every text without one) or ``Kernel.rebuild()``.
+        """
+        if wait:
+            self.wait_embedded()
+        with self._lock:
+            worker = self._worker
+            self._stopping = True
+            self._wake.notify_all()
+        if worker is not None and worker is not threading.current_thread():
+            worker.join()
 
     # -- writes --------------------------------------------------------------------------------
     def add_many(self, items: Sequence[dict[str, Any]], *, progress: Callable[[int, int], None] | None = None,
@@ -160,8 +278,10 @@ class Ingestor:
             [r["text"] for rows in fact_rows for r in rows], [r["role"] for rows in fact_rows for r in rows],
             [r.get("created_at") for rows in fact_rows for r in rows],
             facts=[False] * sum(len(rows) for rows in fact_rows))
-        pairs += [(a.hash, a.text) for a in fact_analyses]
-        self.embed_missing(pairs)
+        fact_pairs = [(a.hash, a.text) for a in fact_analyses]
+        # deferred: facts are still embedded now, since _near_duplicate compares their vectors
+        deferred = self.defer_embedding and self.embedder is not None
+        self.embed_missing(fact_pairs if deferred else pairs + fact_pairs)
         results: list[AddResult] = []
         fact_iter = iter(fact_analyses)
         with self.store.transaction():
@@ -184,6 +304,8 @@ class Ingestor:
                 results.append(result)
                 if progress is not None:
                     progress(n + 1, len(items))
+        if deferred:
+            self._queue([r.entry.id for r in results])
         return results
 
     def _row(self, item: dict[str, Any], analysis: Analysis) -> dict[str, Any]:
@@ -267,6 +389,10 @@ class Ingestor:
         vectors = self.store.vectors_for(hashes)
         if analysis.hash not in vectors:
             return None
+        if self.defer_embedding and len(vectors) < len(set(hashes)):
+            # a candidate whose vector is still queued would be judged as if it had one
+            if self.embed_missing([(c.content_hash, c.l2_full) for c in candidates if c.content_hash not in vectors]):
+                vectors = self.store.vectors_for(hashes)
         q = vectors[analysis.hash]
         for cand in candidates:
             v = vectors.get(cand.content_hash)
