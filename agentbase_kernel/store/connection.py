@@ -147,6 +147,7 @@ class Connections:
             return
         self._begin(conn)
         self._local.depth = 1
+        self._local.writing = True
         try:
             yield conn
         except BaseException:
@@ -157,6 +158,12 @@ class Connections:
             self._commit(conn)
         finally:
             self._local.depth = 0
+            self._local.writing = False
+
+    @property
+    def in_write(self) -> bool:
+        """True inside this thread's write transaction: what it reads may still roll back."""
+        return bool(getattr(self._local, "writing", False))
 
     @contextlib.contextmanager
     def read(self) -> Iterator[Any]:

@@ -207,5 +207,40 @@ def m001_core(conn: Any) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[Any], None]] = [m001_core]
+def m002_entry_changes(conn: Any) -> None:
+    """A log of the entries whose row or vector changed, for the in-RAM indexes of every process.
+
+    ``SqliteStore`` keeps a scope's vectors and FTS statistics in RAM; on each search it reads the log
+    past the last ``seq`` it saw and refreshes only those rows, so writes by other processes are seen
+    too. The log keeps the last 100,000 changes: an index further behind is rebuilt from the tables.
+    Cached counts also depend on the clock (an entry that expires leaves every filtered count):
+    ``entries_expires`` finds the entries that expired since the counts were taken.
+    """
+    _run_script(conn,
+        """
+        CREATE INDEX entries_expires ON entries (expires_at) WHERE expires_at IS NOT NULL;
+        CREATE TABLE entry_changes (seq INTEGER PRIMARY KEY AUTOINCREMENT, rid INTEGER NOT NULL);
+        CREATE TRIGGER entry_changes_ai AFTER INSERT ON entries BEGIN
+            INSERT INTO entry_changes (rid) VALUES (new.rid);
+        END;
+        CREATE TRIGGER entry_changes_ad AFTER DELETE ON entries BEGIN
+            INSERT INTO entry_changes (rid) VALUES (old.rid);
+        END;
+        CREATE TRIGGER entry_changes_au AFTER UPDATE ON entries BEGIN
+            INSERT INTO entry_changes (rid) VALUES (old.rid);
+        END;
+        CREATE TRIGGER entry_changes_vi AFTER INSERT ON embeddings BEGIN
+            INSERT INTO entry_changes (rid) SELECT rid FROM entries WHERE content_hash = new.content_hash;
+        END;
+        CREATE TRIGGER entry_changes_vd AFTER DELETE ON embeddings BEGIN
+            INSERT INTO entry_changes (rid) SELECT rid FROM entries WHERE content_hash = old.content_hash;
+        END;
+        CREATE TRIGGER entry_changes_prune AFTER INSERT ON entry_changes WHEN new.seq % 1024 = 0 BEGIN
+            DELETE FROM entry_changes WHERE seq <= new.seq - 100000;
+        END;
+        """
+    )
+
+
+MIGRATIONS: list[Callable[[Any], None]] = [m001_core, m002_entry_changes]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -3,6 +3,15 @@
 Entries carry their FTS5 text (``search_text``); triggers keep ``entries_fts`` in step inside the
 same transaction, so the index can never drift from the rows. Raw ``sqlite3`` errors are mapped
 to our exception tree at this boundary.
+
+Searches use two per-process caches, both checked against the ``entry_changes`` log (migration 2)
+inside the search's own read snapshot, so writes by this process and by others are seen at once:
+
+* ``VectorIndex`` per scope (the filter's user/agent/project/session): the scope's vectors in RAM,
+  refreshed row by row from the log. Other filter terms are checked in SQL on the nearest rows
+  (over-fetching), or, when too few pass, by ranking only the rows SQL says pass: always exact.
+* FTS statistics (documents in the filter, per-term document frequencies and ranked rows), dropped
+  whenever the log moves or an entry expires.
 """
 
 from __future__ import annotations
@@ -11,7 +20,9 @@ import contextlib
 import functools
 import json
 import math
+import threading
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
@@ -32,7 +43,7 @@ from ..records import ContextType, Entry, HistoryEvent, Message, Provenance, Sco
 from .base import EntryFilter, iso, parse_iso, utcnow
 from .connection import Connections, is_locked_error
 from .migrations import MIGRATIONS, SCHEMA_VERSION
-from .vectors import decode, encode, top_k_cosine
+from .vectors import VectorIndex, decode, encode, nearest, top_k_cosine
 
 __all__ = ["SqliteStore"]
 
@@ -88,6 +99,13 @@ def _idf(n: int, df: int) -> float:
     return max(math.log((n - df + 0.5) / (df + 0.5)), 1e-6)
 
 
+# 2 GiB: one scope of 1M memories at 384 dims (1.5 GB) fits; least recently searched scopes go first
+_VECTOR_CACHE_BYTES = 2 << 30
+_FTS_CACHE_ITEMS = 20_000
+# nearest rows checked against a filter in SQL before asking SQL for every row that passes it
+_OVERFETCH_MAX = 4096
+
+
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
@@ -103,12 +121,20 @@ class SqliteStore:
     """
 
     def __init__(self, path: Path, *, busy_timeout_ms: int = 30_000, synchronous: str = "NORMAL",
-                 use_vec: bool = True, create: bool = True) -> None:
+                 use_vec: bool = True, create: bool = True, vector_cache_bytes: int = _VECTOR_CACHE_BYTES,
+                 fts_cache: bool = True) -> None:
         self.path = path
         self.create = create
         self.conns = Connections(path, busy_timeout_ms=busy_timeout_ms, synchronous=synchronous,
                                  use_vec=use_vec)
         self._module = self.conns.module
+        self.vector_cache_bytes = vector_cache_bytes
+        self.fts_cache = fts_cache
+        self._cache_lock = threading.RLock()
+        self._vindex: OrderedDict[tuple[str | None, ...], VectorIndex] = OrderedDict()
+        self._fts: dict[Any, Any] = {}
+        self._fts_seq = -1
+        self._fts_now = ""
 
     # -- lifecycle -----------------------------------------------------------------------------
     @property
@@ -159,6 +185,9 @@ class SqliteStore:
 
     def close(self) -> None:
         self.conns.close()
+        with self._cache_lock:
+            self._vindex.clear()
+            self._fts.clear()
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
@@ -208,7 +237,7 @@ class SqliteStore:
             return dict(conn.execute("SELECT key, value FROM meta").fetchall())
 
     # -- filters -----------------------------------------------------------------------------------
-    def _where(self, flt: EntryFilter, alias: str = "e") -> tuple[str, list[Any]]:
+    def _where(self, flt: EntryFilter, alias: str = "e", now: str | None = None) -> tuple[str, list[Any]]:
         a = alias
         clauses: list[str] = []
         args: list[Any] = []
@@ -221,7 +250,7 @@ class SqliteStore:
         for tag in flt.tags or ():
             clauses.append(f"EXISTS (SELECT 1 FROM json_each({a}.tags) WHERE value = ?)")
             args.append(tag)
-        now = iso(utcnow())
+        now = now or iso(utcnow())
         if flt.as_of is not None:
             at = iso(flt.as_of)
             clauses.append(f"coalesce({a}.valid_from, {a}.created_at) <= ? AND ({a}.invalid_at IS NULL OR {a}.invalid_at > ?)")
@@ -500,10 +529,25 @@ class SqliteStore:
                              [(h, encode(v)) for h, v in items])
 
     @_mapped
-    def vector_search(self, query: np.ndarray, flt: EntryFilter, k: int, *,
-                      force_numpy: bool = False) -> list[tuple[int, float]]:
-        """``(entry rid, cosine distance)`` nearest first, within the filter."""
+    def vector_search(self, query: np.ndarray, flt: EntryFilter, k: int, *, force_numpy: bool = False,
+                      use_index: bool = True) -> list[tuple[int, float]]:
+        """``(entry rid, cosine distance)`` nearest first, ties by rid, within the filter.
+
+        Searches the scope's in-RAM ``VectorIndex`` (both backends), or with ``use_index=False``
+        (and inside a write transaction, whose rows may still roll back) scans the file: through
+        sqlite-vec, or numpy with ``force_numpy=True`` or without the extension. Same results either way.
+
+        Raises:
+            InvalidArgument: the query's dimension is not the stored vectors'.
+        """
+        if k <= 0:
+            return []
         where, args = self._where(flt)
+        if use_index and self.vector_cache_bytes > 0 and not self.conns.in_write:
+            with self._cache_lock, self.conns.read() as conn:
+                index = self._vector_index(conn, flt.scope)
+                if index is not None:
+                    return self._index_search(conn, index, query, where, args, k)
         blob = encode(query)
         with self.conns.read() as conn:
             if self.vec_enabled and not force_numpy:
@@ -516,9 +560,126 @@ class SqliteStore:
             rows = conn.execute(
                 f"SELECT e.rid, v.vector FROM entries e JOIN embeddings v ON v.content_hash = e.content_hash "
                 f"WHERE {where}", args).fetchall()
-        return top_k_cosine(query, [r[0] for r in rows], [r[1] for r in rows], k)
+        try:
+            return top_k_cosine(query, [r[0] for r in rows], [r[1] for r in rows], k)
+        except ValueError as exc:
+            raise InvalidArgument(f"The query vector ({np.asarray(query).size} dims) does not match the "
+                                  f"stored vectors: {exc}") from exc
+
+    def _changes_seq(self, conn: Any) -> int:
+        return int(conn.execute("SELECT coalesce(max(seq), 0) FROM entry_changes").fetchone()[0])
+
+    def _scope_where(self, scope: Scope) -> tuple[str, list[Any]]:
+        return self._where(EntryFilter(scope=scope, include_expired=True, include_invalid=True))
+
+    def _vector_index(self, conn: Any, scope: Scope) -> VectorIndex | None:
+        """The scope's index, brought up to date with the change log; ``None`` if it is over budget."""
+        key = (scope.user_id, scope.agent_id, scope.project_id, scope.session_id)
+        seq = self._changes_seq(conn)
+        index = self._vindex.get(key)
+        if index is not None and index.seq != seq and not self._refresh(conn, index, scope, seq):
+            del self._vindex[key]
+            index = None
+        if index is None:
+            where, args = self._scope_where(scope)
+            count = conn.execute(f"SELECT count(*) FROM entries e JOIN embeddings v ON v.content_hash = e.content_hash "
+                                 f"WHERE {where}", args).fetchone()[0]
+            first = conn.execute(f"SELECT length(v.vector) FROM entries e JOIN embeddings v "
+                                 f"ON v.content_hash = e.content_hash WHERE {where} LIMIT 1", args).fetchone()
+            dim = (first[0] // 4) if first else 0
+            if count * (dim * 4 + 12) > self.vector_cache_bytes:
+                return None
+            rows = conn.execute(f"SELECT e.rid, v.vector FROM entries e JOIN embeddings v "
+                                f"ON v.content_hash = e.content_hash WHERE {where} ORDER BY e.rid", args)
+            try:
+                index = VectorIndex.build(rows, count=count, dim=dim, seq=seq)
+            except ValueError as exc:
+                raise StorageError(f"{self.path} holds vectors of different sizes ({exc}) - "
+                                   "re-embed it with one embedder", path=str(self.path)) from exc
+            self._vindex[key] = index
+            total = sum(i.nbytes for i in self._vindex.values())
+            while total > self.vector_cache_bytes and len(self._vindex) > 1:
+                _, evicted = self._vindex.popitem(last=False)
+                total -= evicted.nbytes
+        self._vindex.move_to_end(key)
+        return index
+
+    def _refresh(self, conn: Any, index: VectorIndex, scope: Scope, seq: int) -> bool:
+        """Apply the logged changes past ``index.seq``; False when a rebuild is the better way."""
+        low = conn.execute("SELECT min(seq) FROM entry_changes").fetchone()[0]
+        if low is None or low > index.seq + 1 or seq < index.seq:
+            return False  # the log was pruned past this index (or the file was replaced)
+        changed = [r[0] for r in conn.execute("SELECT DISTINCT rid FROM entry_changes WHERE seq > ?", (index.seq,))]
+        if len(changed) > max(4096, index.live // 8):
+            return False
+        where, args = self._scope_where(scope)
+        rows: list[tuple[int, bytes]] = []
+        for i in range(0, len(changed), 500):
+            part = changed[i : i + 500]
+            rows.extend(conn.execute(
+                f"SELECT e.rid, v.vector FROM entries e JOIN embeddings v ON v.content_hash = e.content_hash "
+                f"WHERE e.rid IN ({','.join('?' * len(part))}) AND {where}", [*part, *args]))
+        present = {r[0] for r in rows}
+        try:
+            index.apply([r for r in changed if r not in present], sorted(rows))
+        except ValueError:
+            return False
+        index.seq = seq
+        return True
+
+    def _index_search(self, conn: Any, index: VectorIndex, query: np.ndarray, where: str, args: list[Any],
+                      k: int) -> list[tuple[int, float]]:
+        dim = index.matrix.shape[1]
+        if np.asarray(query).shape != (dim,) and index.size:
+            raise InvalidArgument(f"The query vector has {np.asarray(query).size} dims, this store's vectors "
+                                  f"have {dim} - embed the query with the store's embedder")
+        dist = index.distances(query) if index.size else None
+        if dist is None:
+            return []
+        rids = index.rids[: index.size]
+        # the filter is checked on the nearest rows, in exact (distance, rid) order, 2k, 16k, ... at a time
+        out: list[tuple[int, float]] = []
+        n, done = max(2 * k, k + 32), 0
+        while True:
+            order = nearest(dist, rids, n)
+            fresh = order[done:]
+            passing = self._rids_passing(conn, [int(r) for r in rids[fresh]], where, args)
+            out.extend((int(rids[i]), float(dist[i])) for i in fresh if int(rids[i]) in passing)
+            if len(out) >= k or len(order) < n:
+                return out[:k]
+            if n >= _OVERFETCH_MAX:
+                break
+            done, n = len(order), n * 8
+        # a selective filter: rank only the rows SQL says pass
+        allowed = np.fromiter((r[0] for r in conn.execute(f"SELECT e.rid FROM entries e WHERE {where}", args)),
+                              dtype=np.int64)
+        dist = np.where(np.isin(rids, allowed), dist, np.inf)
+        return [(int(rids[i]), float(dist[i])) for i in nearest(dist, rids, k)]
+
+    def _rids_passing(self, conn: Any, rids: list[int], where: str, args: list[Any]) -> set[int]:
+        out: set[int] = set()
+        for i in range(0, len(rids), 500):
+            part = rids[i : i + 500]
+            out.update(r[0] for r in conn.execute(
+                f"SELECT e.rid FROM entries e WHERE e.rid IN ({','.join('?' * len(part))}) AND {where}", [*part, *args]))
+        return out
 
     # -- full text ---------------------------------------------------------------------------------
+    def _fts_stats(self, conn: Any, now: str) -> dict[Any, Any]:
+        """The FTS cache, emptied if the log moved or an entry expired since it was filled."""
+        if not self.fts_cache or self.conns.in_write:
+            return {}  # uncached: inside a write, the rows read may still roll back
+        seq = self._changes_seq(conn)
+        stale = seq != self._fts_seq or len(self._fts) > _FTS_CACHE_ITEMS
+        if not stale and self._fts_now < now:
+            stale = conn.execute("SELECT 1 FROM entries WHERE expires_at > ? AND expires_at <= ? LIMIT 1",
+                                 (self._fts_now, now)).fetchone() is not None
+        if stale:
+            self._fts.clear()
+            self._fts_seq = seq
+        self._fts_now = max(self._fts_now, now) if not stale else now
+        return self._fts
+
     @_mapped
     def fts_search(self, terms: list[str], flt: EntryFilter, k: int, *, per_term: int = 400) -> list[tuple[int, float]]:
         """``(entry rid, score)`` best first: BM25 with the IDF of the caller's scope.
@@ -527,35 +688,62 @@ class SqliteStore:
         every other turn of one user's history is rare across all users and would dominate.
         Each term is ranked on its own (``bm25()`` of a one-term query is idf x tf-part), its
         global IDF divided out and the IDF within the filtered scope put back, then summed.
+        Counts and each term's ranked rows are cached until the data changes (``_fts_stats``).
         """
         if not terms:
             return []
-        where, args = self._where(flt)
+        now = iso(utcnow())
+        where, args = self._where(flt, now=now)
+        # the filter without the clock: the cache is emptied when an entry expires
+        fkey = (where, tuple(None if a is now else a for a in args))
         scores: dict[int, float] = {}
-        with self.conns.read() as conn:
-            n_global = conn.execute("SELECT count(*) FROM entries_fts_docsize").fetchone()[0] or 1
-            n_scope = conn.execute(f"SELECT count(*) FROM entries e WHERE {where}", args).fetchone()[0] or 1
+        with self._cache_lock, self.conns.read() as conn:
+            cache = self._fts_stats(conn, now)
+            if "n_global" not in cache:
+                cache["n_global"] = conn.execute("SELECT count(*) FROM entries_fts_docsize").fetchone()[0] or 1
+                cache["n_entries"] = conn.execute("SELECT count(*) FROM entries").fetchone()[0]
+            if ("n_scope", fkey) not in cache:
+                cache["n_scope", fkey] = conn.execute(f"SELECT count(*) FROM entries e WHERE {where}", args).fetchone()[0]
+            n_global, n_scope = cache["n_global"], cache["n_scope", fkey] or 1
+            # a filter that every entry passes needs no join (nor a second count) per term
+            everything = cache["n_scope", fkey] == cache["n_entries"]
             for term in terms:
                 match = '"' + term.replace('"', '""') + '"'
-                df_global = conn.execute("SELECT count(*) FROM entries_fts WHERE entries_fts MATCH ?", (match,)).fetchone()[0]
+                if ("df", match) not in cache:
+                    cache["df", match] = conn.execute(
+                        "SELECT count(*) FROM entries_fts WHERE entries_fts MATCH ?", (match,)).fetchone()[0]
+                df_global = cache["df", match]
                 if not df_global:
                     continue
-                # CROSS JOIN keeps FTS5 as the outer loop: with the scope index outside, SQLite probed
-                # the FTS index once per scope row (5-7 s per term at 100k entries, 10 ms this way)
-                rows = conn.execute(
-                    f"SELECT e.rid, bm25(entries_fts) FROM entries_fts CROSS JOIN entries e ON e.rid = entries_fts.rowid "
-                    f"WHERE entries_fts MATCH ? AND {where} ORDER BY 2, e.rid LIMIT ?", [match, *args, per_term]).fetchall()
+                key = ("rank", match, fkey, per_term)
+                if key not in cache:
+                    cache[key] = self._rank_term(conn, match, where, args, per_term, everything, df_global)
+                rows, df_scope = cache[key]
                 if not rows:
                     continue
-                df_scope = len(rows) if len(rows) < per_term else conn.execute(
-                    f"SELECT count(*) FROM entries_fts CROSS JOIN entries e ON e.rid = entries_fts.rowid "
-                    f"WHERE entries_fts MATCH ? AND {where}", [match, *args]).fetchone()[0]
                 idf_global = _idf(n_global, df_global)
                 idf_scope = _idf(n_scope, df_scope)
                 for rid, bm25 in rows:
                     scores[rid] = scores.get(rid, 0.0) + (-bm25) / idf_global * idf_scope
         ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
         return ranked[:k]
+
+    def _rank_term(self, conn: Any, match: str, where: str, args: list[Any], per_term: int, everything: bool,
+                   df_global: int) -> tuple[list[tuple[int, float]], int]:
+        """One term's best ``per_term`` rows in the filter by ``bm25()``, and its document count there."""
+        if everything:
+            rows = conn.execute("SELECT rowid, bm25(entries_fts) FROM entries_fts WHERE entries_fts MATCH ? "
+                                "ORDER BY 2, rowid LIMIT ?", (match, per_term)).fetchall()
+            return rows, df_global
+        # CROSS JOIN keeps FTS5 as the outer loop: with the scope index outside, SQLite probed
+        # the FTS index once per scope row (5-7 s per term at 100k entries, 10 ms this way)
+        rows = conn.execute(
+            f"SELECT e.rid, bm25(entries_fts) FROM entries_fts CROSS JOIN entries e ON e.rid = entries_fts.rowid "
+            f"WHERE entries_fts MATCH ? AND {where} ORDER BY 2, e.rid LIMIT ?", [match, *args, per_term]).fetchall()
+        df_scope = len(rows) if len(rows) < per_term else conn.execute(
+            f"SELECT count(*) FROM entries_fts CROSS JOIN entries e ON e.rid = entries_fts.rowid "
+            f"WHERE entries_fts MATCH ? AND {where}", [match, *args]).fetchone()[0]
+        return rows, df_scope
 
     # -- sessions ----------------------------------------------------------------------------------
     def _session(self, row: Any) -> Session:

@@ -1,14 +1,22 @@
-"""Vector encoding and the brute-force cosine search used when sqlite-vec cannot load.
+"""Vector encoding, the exact cosine ranking, and ``VectorIndex``: one scope's vectors in RAM.
 
 Vectors are stored as little-endian float32 BLOBs, L2-normalised, so outsiders can read them
 with ``np.frombuffer(blob, "<f4")``.
+
+Every search ranks by cosine distance, ties by rid, and leaves zero vectors out (they have no
+direction), like sqlite-vec's ``vec_distance_cosine`` does. ``VectorIndex`` holds a scope's vectors
+as one float32 matrix, so a search is one matrix-vector product instead of reading every BLOB: it
+costs 4 bytes x dim per memory (384 dims: 1.5 KB; 1M memories: 1.5 GB of RAM). The store keeps it
+in step with the file through the ``entry_changes`` log (migration 2).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
-__all__ = ["decode", "encode", "top_k_cosine"]
+__all__ = ["VectorIndex", "cosine_distances", "decode", "encode", "nearest", "top_k_cosine"]
 
 
 def encode(vector: np.ndarray) -> bytes:
@@ -19,19 +27,148 @@ def decode(blob: bytes) -> np.ndarray:
     return np.frombuffer(blob, dtype="<f4")
 
 
+def cosine_distances(matrix: np.ndarray, norms: np.ndarray, query: np.ndarray) -> np.ndarray | None:
+    """Cosine distance of each row to ``query``; ``inf`` for zero rows; ``None`` for a zero query."""
+    q = np.asarray(query, dtype=np.float32)
+    q_norm = float(np.linalg.norm(q))
+    if q_norm == 0:
+        return None
+    sims = (matrix @ q) / np.where(norms == 0, 1.0, norms * q_norm)
+    dist = 1.0 - sims.astype(np.float64)
+    dist[norms == 0] = np.inf
+    return dist
+
+
+def nearest(dist: np.ndarray, ids: np.ndarray, n: int) -> np.ndarray:
+    """Positions of the ``n`` smallest finite distances, ordered by (distance, id)."""
+    if n <= 0 or not len(dist):
+        return np.empty(0, dtype=np.int64)
+    if n < len(dist):
+        # every row tied with the n-th distance comes along, so the id tie-break stays exact
+        kth = np.partition(dist, n - 1)[n - 1]
+        cand = np.nonzero(dist <= kth)[0]
+    else:
+        cand = np.nonzero(np.isfinite(dist))[0]
+    cand = cand[np.isfinite(dist[cand])]
+    return cand[np.lexsort((ids[cand], dist[cand]))][:n]
+
+
 def top_k_cosine(query: np.ndarray, ids: list[int], blobs: list[bytes], k: int) -> list[tuple[int, float]]:
     """``(id, cosine distance)`` of the ``k`` nearest, ties broken by id, like sqlite-vec's order."""
     if not ids:
         return []
     matrix = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(ids), -1)
-    q = np.asarray(query, dtype=np.float32)
-    row_norms = np.linalg.norm(matrix, axis=1)
-    q_norm = float(np.linalg.norm(q))
-    if q_norm == 0:
+    dist = cosine_distances(matrix, np.linalg.norm(matrix, axis=1), query)
+    if dist is None:
         return []
-    sims = (matrix @ q) / np.where(row_norms == 0, 1.0, row_norms * q_norm)
-    dist = 1.0 - sims.astype(np.float64)
-    # like sqlite-vec, a zero vector has no distance and is left out
-    keep = np.nonzero(row_norms > 0)[0]
-    order = keep[np.lexsort((np.asarray(ids)[keep], dist[keep]))][:k]
-    return [(ids[i], float(dist[i])) for i in order]
+    id_array = np.asarray(ids, dtype=np.int64)
+    return [(ids[i], float(dist[i])) for i in nearest(dist, id_array, k)]
+
+
+class VectorIndex:
+    """The vectors of one scope as a float32 matrix, rows sorted by rid.
+
+    Usage::
+
+        index = VectorIndex.build(rows, count=len(rows), dim=384)
+        index.apply(removed=[7], upserted=[(12, blob)])
+        [(rid, dist), ...] = index.search(query, 10)
+
+    A removed row keeps its place with a zero norm, which every search leaves out, and is reused
+    if its rid comes back; ``compact()`` drops such rows once they are many.
+    """
+
+    def __init__(self, rids: np.ndarray, matrix: np.ndarray, seq: int = 0) -> None:
+        self.rids = rids
+        self.matrix = matrix
+        self.norms = np.linalg.norm(matrix, axis=1) if len(matrix) else np.empty(0, dtype=np.float32)
+        self.size = len(rids)
+        self.dead = 0
+        self.seq = seq  # the last change-log entry this index reflects
+
+    @classmethod
+    def build(cls, rows: Iterable[tuple[int, bytes]], *, count: int, dim: int, seq: int = 0,
+              chunk: int = 4096) -> VectorIndex:
+        """Fill from ``(rid, blob)`` rows sorted by rid; ``count`` rows at most (one matrix, no copies)."""
+        rids = np.empty(count, dtype=np.int64)
+        matrix = np.empty((count, dim), dtype=np.float32)
+        n = 0
+        batch: list[tuple[int, bytes]] = []
+        it = iter(rows)
+        while True:
+            batch = [row for _, row in zip(range(chunk), it)]
+            if not batch:
+                break
+            m = len(batch)
+            rids[n : n + m] = [r[0] for r in batch]
+            matrix[n : n + m] = np.frombuffer(b"".join(r[1] for r in batch), dtype="<f4").reshape(m, dim)
+            n += m
+        return cls(rids[:n], matrix[:n], seq)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.matrix.nbytes + self.rids.nbytes + self.norms.nbytes)
+
+    @property
+    def live(self) -> int:
+        return self.size - self.dead
+
+    def distances(self, query: np.ndarray) -> np.ndarray | None:
+        n = self.size
+        return cosine_distances(self.matrix[:n], self.norms[:n], query)
+
+    def search(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
+        dist = self.distances(query)
+        if dist is None:
+            return []
+        rids = self.rids[: self.size]
+        return [(int(rids[i]), float(dist[i])) for i in nearest(dist, rids, k)]
+
+    def apply(self, removed: Iterable[int], upserted: Iterable[tuple[int, bytes]]) -> None:
+        """Drop ``removed`` rids and put ``(rid, blob)`` rows (new or changed)."""
+        rids = self.rids[: self.size]
+        for rid in removed:
+            i = int(np.searchsorted(rids, rid))
+            if i < self.size and rids[i] == rid and self.norms[i] != 0:
+                self.norms[i] = 0
+                self.matrix[i] = 0
+                self.dead += 1
+        for rid, blob in upserted:
+            vec = np.frombuffer(blob, dtype="<f4")
+            if vec.shape != (self.matrix.shape[1],):
+                raise ValueError(f"vector of {vec.size} dims in a {self.matrix.shape[1]}-dim index")
+            rids = self.rids[: self.size]
+            i = int(np.searchsorted(rids, rid))
+            if i < self.size and rids[i] == rid:
+                if self.norms[i] == 0:
+                    self.dead -= 1
+            else:
+                self._open_row(i, rid)
+            self.matrix[i] = vec
+            self.norms[i] = np.linalg.norm(self.matrix[i])
+            if self.norms[i] == 0:
+                self.dead += 1
+        if self.dead > 1024 and self.dead > self.size // 4:
+            self.compact()
+
+    def _open_row(self, i: int, rid: int) -> None:
+        """Make room for ``rid`` at position ``i`` (the end, for the usual growing rid)."""
+        if self.size == len(self.rids):
+            grow = max(1024, self.size // 4)
+            self.rids = np.concatenate([self.rids, np.zeros(grow, dtype=np.int64)])
+            self.matrix = np.concatenate([self.matrix, np.zeros((grow, self.matrix.shape[1]), dtype=np.float32)])
+            self.norms = np.concatenate([self.norms, np.zeros(grow, dtype=self.norms.dtype)])
+        if i < self.size:  # a rid below the largest (SQLite reuses a deleted max rid): shift the tail
+            self.rids[i + 1 : self.size + 1] = self.rids[i : self.size].copy()
+            self.matrix[i + 1 : self.size + 1] = self.matrix[i : self.size].copy()
+            self.norms[i + 1 : self.size + 1] = self.norms[i : self.size].copy()
+        self.rids[i] = rid
+        self.size += 1
+
+    def compact(self) -> None:
+        keep = np.nonzero(self.norms[: self.size] != 0)[0]
+        self.rids = self.rids[keep]
+        self.matrix = self.matrix[keep]
+        self.norms = self.norms[keep]
+        self.size = len(keep)
+        self.dead = 0
