@@ -242,5 +242,14 @@ def m002_entry_changes(conn: Any) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[Any], None]] = [m001_core, m002_entry_changes]
+def m003_live_count_index(conn: Any) -> None:
+    """Count a user's live entries from the index alone (BM25 needs that count per filter).
+
+    With ``entries_user`` SQLite read every row for ``invalid_at`` and ``expires_at``: 68 ms at 100k
+    entries in one user; 10 ms with this covering index.
+    """
+    conn.execute("CREATE INDEX entries_user_live ON entries (user_id, invalid_at, expires_at)")
+
+
+MIGRATIONS: list[Callable[[Any], None]] = [m001_core, m002_entry_changes, m003_live_count_index]
 SCHEMA_VERSION = len(MIGRATIONS)

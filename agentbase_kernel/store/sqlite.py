@@ -661,7 +661,7 @@ class SqliteStore:
         for i in range(0, len(rids), 500):
             part = rids[i : i + 500]
             out.update(r[0] for r in conn.execute(
-                f"SELECT e.rid FROM entries e WHERE e.rid IN ({','.join('?' * len(part))}) AND {where}", [*part, *args]))
+                f"SELECT e.rid FROM entries e NOT INDEXED WHERE e.rid IN ({','.join('?' * len(part))}) AND {where}", [*part, *args]))
         return out
 
     # -- full text ---------------------------------------------------------------------------------
