@@ -7,13 +7,22 @@ batches of ``batch`` items (one transaction each). Vectors come from the determi
 and the curve measures the store and the search, not the model. NER is the kernel's regex stage
 for the same reason (spaCy's rate is in the LoCoMo speed table).
 
-Search is timed per leg on the kernel's store (the same calls ``find`` makes) and end to end:
+Search is timed per leg and end to end. ``find`` runs on the kernel's store; the store-level legs run
+on a second ``SqliteStore`` of the same file opened without sqlite-vec, so neither warms the other's
+caches (each query's terms would otherwise be cached by the leg timed just before ``find``):
 
-* ``fts``: one FTS5 MATCH of the normalised query (``store.fts_search``, 30 rows);
-* ``vector sqlite-vec``: ``store.vector_search`` through sqlite-vec's ``vec_distance_cosine``;
-* ``vector numpy (kernel)``: the kernel's fallback when sqlite-vec is missing (reads the blobs per query);
-* ``vector numpy (RAM)``: a brute-force matrix product over vectors already in memory -- the floor;
+* ``fts``: ``store.fts_search`` (30 rows), with the FTS statistics cache (warm only for terms that
+  earlier queries used); ``fts (no cache)``: the same with the cache off (every count and ranking run);
+* ``vector index (sqlite-vec)`` / ``vector index (numpy)``: ``store.vector_search`` on the in-RAM
+  per-scope index, in the kernel's store (sqlite-vec loaded) and in the store without the extension;
+* ``vector scan (sqlite-vec)`` / ``vector scan (numpy)``: the same search without the index
+  (``use_index=False``): ``vec_distance_cosine`` over the scope in SQL, or every BLOB read per query
+  (~1.5 GB a query at 1M, so timed on a subset);
+* ``vector numpy (RAM)``: one matrix-vector product over vectors already in memory -- the floor;
 * ``find``: ``Kernel.find(top_k=10)`` with the default configuration (every leg, fusion, rerank, trace).
+
+The row also records the index's build time (the first search of a fresh store) and size, and the
+mean per-step milliseconds of ``find``'s trace.
 """
 
 from __future__ import annotations
@@ -28,7 +37,8 @@ import numpy as np
 from . import synthetic
 from .common import SEED, ProjectionEmbedder, bar, peak_rss_bytes, percentiles, tree_bytes
 
-LEGS = ("fts", "vector sqlite-vec", "vector numpy (kernel)", "vector numpy (RAM)", "find")
+LEGS = ("fts", "fts (no cache)", "vector index (sqlite-vec)", "vector index (numpy)", "vector scan (sqlite-vec)",
+        "vector scan (numpy)", "vector numpy (RAM)", "find")
 
 
 def queries_for(size: int, requested: int | None) -> int:
@@ -51,7 +61,7 @@ def run_size(size: int, workdir: Path, *, n_queries: int | None = None, batch: i
              seed: int = SEED) -> dict[str, Any]:
     """Build a ``size``-memory file and time ingest and search; returns one row of the curve."""
     from agentbase_kernel import Config, Kernel
-    from agentbase_kernel.store import EntryFilter
+    from agentbase_kernel.store import EntryFilter, SqliteStore
     from agentbase_kernel.records import Scope
     from agentbase_kernel.text import tokenize
 
@@ -76,44 +86,69 @@ def run_size(size: int, workdir: Path, *, n_queries: int | None = None, batch: i
 
     qs = synthetic.queries(queries_for(size, n_queries), seed + 1)
     timings: dict[str, list[float]] = {leg: [] for leg in LEGS}
+    steps: dict[str, list[float]] = {}
     with Kernel(path, embedder=embedder, ner="regex", config=config) as kernel:
         store = kernel.store
+        legs_store = SqliteStore(path, use_vec=False)
+        legs_store.open()
         flt = EntryFilter(scope=Scope("u0"))
         qvecs = embedder.embed_batch(qs)
+        t0 = time.perf_counter()
+        legs_store.vector_search(qvecs[0], flt, 30)  # builds the scope's index from the file
+        index_build_ms = (time.perf_counter() - t0) * 1000
+        index_bytes = sum(i.nbytes for i in legs_store._vindex.values())
         with store.conns.read() as conn:
             rows = conn.execute("SELECT v.vector FROM entries e JOIN embeddings v ON v.content_hash = e.content_hash "
                                 "WHERE e.user_id = ?", ("u0",)).fetchall()
         matrix = np.frombuffer(b"".join(r[0] for r in rows), dtype="<f4").reshape(len(rows), -1)
         del rows
-        # the kernel's numpy fallback reads every blob per query (~1.5 GB a query at 1M): timed on a subset
-        numpy_every = 1 if size <= 10_000 else 4 if size <= 100_000 else 10
-        kernel.find(qs[0], top_k=10, user_id="u0")  # warm caches and the query path once
+        # the scans read the whole scope per query (~1.5 GB a query at 1M for numpy): timed on a subset
+        scan_every = 1 if size <= 10_000 else 4 if size <= 100_000 else 10
+        t0 = time.perf_counter()
+        kernel.find(qs[0], top_k=10, user_id="u0")  # builds the kernel store's index
+        first_find_ms = (time.perf_counter() - t0) * 1000
         pbar = bar(len(qs), f"search {size:,}", progress)
         for i, (q, qv) in enumerate(zip(qs, qvecs)):
+            t0 = time.perf_counter()
+            result = kernel.find(q, top_k=10, user_id="u0")
+            timings["find"].append((time.perf_counter() - t0) * 1000)
+            for step in result.trace.steps:
+                steps.setdefault(step.name, []).append(step.ms)
             fts_arg = fts_input(tokenize, q)
             if fts_arg:
+                legs_store.fts_cache = False
                 t0 = time.perf_counter()
-                store.fts_search(fts_arg, flt, 30)
+                legs_store.fts_search(fts_arg, flt, 30)
+                timings["fts (no cache)"].append((time.perf_counter() - t0) * 1000)
+                legs_store.fts_cache = True
+                t0 = time.perf_counter()
+                legs_store.fts_search(fts_arg, flt, 30)
                 timings["fts"].append((time.perf_counter() - t0) * 1000)
-            if store.vec_enabled:
+            t0 = time.perf_counter()
+            store.vector_search(qv, flt, 30)
+            timings["vector index (sqlite-vec)"].append((time.perf_counter() - t0) * 1000)
+            t0 = time.perf_counter()
+            legs_store.vector_search(qv, flt, 30)
+            timings["vector index (numpy)"].append((time.perf_counter() - t0) * 1000)
+            if i % scan_every == 0:
                 t0 = time.perf_counter()
-                store.vector_search(qv, flt, 30)
-                timings["vector sqlite-vec"].append((time.perf_counter() - t0) * 1000)
-            if i % numpy_every == 0:
+                store.vector_search(qv, flt, 30, use_index=False)
+                timings["vector scan (sqlite-vec)"].append((time.perf_counter() - t0) * 1000)
                 t0 = time.perf_counter()
-                store.vector_search(qv, flt, 30, force_numpy=True)
-                timings["vector numpy (kernel)"].append((time.perf_counter() - t0) * 1000)
+                legs_store.vector_search(qv, flt, 30, use_index=False)
+                timings["vector scan (numpy)"].append((time.perf_counter() - t0) * 1000)
             t0 = time.perf_counter()
             sims = matrix @ qv
             np.argpartition(-sims, min(30, len(sims) - 1))[:30]
             timings["vector numpy (RAM)"].append((time.perf_counter() - t0) * 1000)
-            t0 = time.perf_counter()
-            kernel.find(q, top_k=10, user_id="u0")
-            timings["find"].append((time.perf_counter() - t0) * 1000)
             pbar.update(1)
         pbar.close()
+        legs_store.close()
     return {"size": size, "ingest_s": round(ingest_s, 2), "ingest_per_s": round(size / ingest_s, 1),
             "bytes": size_bytes, "bytes_per_memory": round(size_bytes / size, 1), "queries": len(qs),
             "batch": batch, "search": {leg: percentiles(ms) | {"n": len(ms)} for leg, ms in timings.items()},
+            "vector_index": {"build_ms": round(index_build_ms, 1), "bytes": index_bytes,
+                             "first_find_ms": round(first_find_ms, 1)},
+            "find_steps_mean_ms": {name: round(sum(ms) / len(ms), 3) for name, ms in steps.items()},
             "peak_rss": peak_rss_bytes(), "engine": f"vectors={info['vector_backend']}, ner={info['ner_stage']}, "
                                                     f"embedder={embedder.name}"}
