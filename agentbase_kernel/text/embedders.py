@@ -3,7 +3,8 @@
 Class hierarchy::
 
     Embedder (ABC)                   name, dim, embed_batch() -> float32 (n, dim), L2-normalised
-    ├── SentenceTransformerEmbedder  a local sentence-transformers folder (default: bundled MiniLM)
+    ├── OnnxEmbedder                 the bundled MiniLM on onnxruntime (the default; ~3x faster than torch)
+    ├── SentenceTransformerEmbedder  a local sentence-transformers folder (fallback: bundled MiniLM on torch)
     ├── FastEmbedEmbedder            fastembed ONNX models already in the cache dir
     └── OpenAICompatibleEmbedder     POST {base_url}/embeddings (OpenAI, vLLM, Ollama, LM Studio ...)
 
@@ -14,8 +15,12 @@ one installed here, or ``None`` (agentbase then runs on full-text search and NER
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
+import tempfile
 import threading
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -29,6 +34,7 @@ __all__ = [
     "Embedder",
     "FastEmbedEmbedder",
     "MINILM_NAME",
+    "OnnxEmbedder",
     "OpenAICompatibleEmbedder",
     "SentenceTransformerEmbedder",
     "bundled_minilm_path",
@@ -214,6 +220,232 @@ def _torch_threads(n: int | None) -> Iterator[None]:
             torch.set_num_threads(before)
 
 
+# --- onnxruntime ----------------------------------------------------------------------------
+
+# Bump when the exported graph changes, so that old cache files are not reused.
+_EXPORT_VERSION = 1
+# Texts are sorted by length and run this many at a time: each run pads only to its neighbours'
+# length, and small runs stay in cache. On LoCoMo turns (2-core EPYC, 1 thread), texts per CPU-second
+# by run size: 1: 95, 4: 127, 8: 120, 16: 108, 32: 73, 64: 43.
+_ONNX_CHUNK = 8
+
+
+def _default_cache_dir() -> Path:
+    """Where agentbase keeps files it derives from installed packages (the exported ONNX model).
+
+    ``$AGENTBASE_CACHE`` if set, else ``$XDG_CACHE_HOME/agentbase``, else ``~/.cache/agentbase``.
+    """
+    explicit = os.environ.get("AGENTBASE_CACHE")
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "agentbase"
+
+
+def _onnx_file(model_dir: Path, folder: Path) -> Path:
+    """The cache file for these weights: reinstalling or changing them gives a new name."""
+    weights = model_dir / "model.safetensors"
+    stat = weights.stat()
+    key = f"{weights.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{_EXPORT_VERSION}"
+    return folder / f"{MINILM_NAME}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.onnx"
+
+
+def _export_onnx(model_dir: Path, target: Path) -> None:
+    """Export the bundled MiniLM (transformer + mean pooling) to ``target`` with torch, atomically.
+
+    The graph takes ``input_ids`` and ``attention_mask`` (int64, batch x tokens) and returns the
+    mean-pooled, not yet normalised, ``sentence_embedding`` (batch x 384).
+
+    Raises:
+        MissingDependency: torch, transformers or onnx is not installed.
+    """
+    try:
+        import onnx  # noqa: F401  # torch's exporter needs it; fail here with the extra's name
+        import torch
+        from transformers import AutoModel
+    except ImportError as exc:
+        raise MissingDependency(
+            f"{exc.name or 'torch'} is not installed, and it is needed once to export {MINILM_NAME} "
+            "to ONNX - pip install 'agentbase[embed]'"
+        ) from None
+
+    class MeanPooled(torch.nn.Module):
+        def __init__(self, bert: Any) -> None:
+            super().__init__()
+            self.bert = bert
+
+        def forward(self, input_ids: Any, attention_mask: Any) -> Any:
+            hidden = self.bert(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=torch.zeros_like(input_ids)
+            ).last_hidden_state
+            mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+            return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+
+    from transformers.utils import logging as hf_logging
+
+    progress_bar = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # "Loading weights: 100%" on stderr, in a library call
+    try:
+        bert = AutoModel.from_pretrained(str(model_dir), local_files_only=True)
+    finally:
+        if progress_bar:
+            hf_logging.enable_progress_bar()
+    module = MeanPooled(bert).eval()
+    # a padded example: an all-ones mask could let the tracer drop the mask from the graph
+    input_ids = torch.tensor([[101, 7592, 2088, 102], [101, 7592, 102, 0]], dtype=torch.long)
+    attention_mask = torch.tensor([[1, 1, 1, 1], [1, 1, 1, 0]], dtype=torch.long)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # write next to the target, then rename: a reader never sees half a file, and two processes
+    # exporting at once each rename a whole file into place
+    handle, scratch = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(handle)
+    try:
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # tracer and deprecation chatter; the tests check the output
+            # the TorchScript exporter: 2 s and one self-contained file (dynamo: 10 s, external data)
+            torch.onnx.export(
+                module,
+                (input_ids, attention_mask),
+                scratch,
+                input_names=["input_ids", "attention_mask"],
+                output_names=["sentence_embedding"],
+                dynamic_axes={
+                    "input_ids": {0: "batch", 1: "tokens"},
+                    "attention_mask": {0: "batch", 1: "tokens"},
+                    "sentence_embedding": {0: "batch"},
+                },
+                opset_version=17,
+                dynamo=False,
+            )
+        os.chmod(scratch, 0o644)  # mkstemp makes it 0600
+        os.replace(scratch, target)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(scratch)
+
+
+def _ort_session(ort: Any, path: Path, threads: int) -> Any:
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    # idle pool threads must sleep: spin-waiting on a busy 2-core machine is what made torch's
+    # multi-threaded queries 70x slower (see _torch_threads)
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.log_severity_level = 3
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+class _OnnxModel:
+    """One loaded model: the tokenizer and an onnxruntime session per thread count."""
+
+    def __init__(self, ort: Any, path: Path, tokenizer: Any) -> None:
+        self._ort = ort
+        self.path = path
+        self.tokenizer = tokenizer
+        self._sessions = {1: _ort_session(ort, path, 1)}
+        self._lock = threading.Lock()
+
+    def session(self, threads: int) -> Any:
+        with self._lock:
+            session = self._sessions.get(threads)
+            if session is None:
+                session = self._sessions[threads] = _ort_session(self._ort, self.path, threads)
+            return session
+
+
+def _load_onnx_model(ort: Any, model_dir: Path, folder: Path) -> _OnnxModel:
+    """Tokenizer + session from the cache, exporting (again) when the file is missing or unreadable."""
+    from tokenizers import Tokenizer
+
+    try:
+        config = json.loads((model_dir / "sentence_bert_config.json").read_text())
+        max_length = int(config.get("max_seq_length", 256))
+    except (OSError, ValueError):
+        max_length = 256
+    tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+    # as sentence-transformers: truncate at max_seq_length; pad per batch, here by hand (the
+    # shipped tokenizer.json pads everything to a fixed 128)
+    tokenizer.enable_truncation(max_length)
+    tokenizer.no_padding()
+    path = _onnx_file(model_dir, folder)
+    if path.exists():
+        try:
+            return _OnnxModel(ort, path, tokenizer)
+        except Exception:  # truncated or corrupt (onnxruntime raises its own Fail/InvalidProtobuf): rebuild
+            pass
+    _export_onnx(model_dir, path)
+    return _OnnxModel(ort, path, tokenizer)
+
+
+class OnnxEmbedder(Embedder):
+    """Embeds with the bundled all-MiniLM-L6-v2 on onnxruntime; same vectors as on torch, ~3x faster.
+
+    Usage::
+
+        embedder = OnnxEmbedder()
+        embedder.embed_batch(["hello", "world"]).shape    # (2, 384)
+
+    On first use the model is exported from the installed weights with torch (a few seconds) to
+    ``$AGENTBASE_CACHE`` (default ``~/.cache/agentbase``); later processes load that file, and need neither torch nor sentence-transformers.
+    Nothing is downloaded.
+    """
+
+    def __init__(self, *, cache_dir: str | Path | None = None) -> None:
+        """Load (or reuse) the model, exporting it first if it is not cached yet.
+
+        Args:
+            cache_dir: Where the exported model is kept; default ``$AGENTBASE_CACHE``, else
+                ``$XDG_CACHE_HOME/agentbase``, else ``~/.cache/agentbase``.
+
+        Raises:
+            MissingDependency: onnxruntime, tokenizers or the bundled weights are not installed, or
+                the model is not cached yet and torch/transformers/onnx (needed to export it) are not.
+            OSError: The cache folder cannot be written.
+        """
+        try:
+            import onnxruntime
+        except ImportError:
+            raise MissingDependency("onnxruntime is not installed - pip install 'agentbase[embed]'") from None
+        try:
+            import tokenizers  # noqa: F401
+        except ImportError:
+            raise MissingDependency("tokenizers is not installed - pip install 'agentbase[embed]'") from None
+        model_dir = bundled_minilm_path()
+        folder = Path(cache_dir).expanduser() if cache_dir is not None else _default_cache_dir()
+        self.name = MINILM_NAME
+        self.dim = 384
+        key = ("onnx", str(folder.resolve()))
+        with _MODELS_LOCK:
+            loaded = _MODELS.get(key)
+            if loaded is None:
+                loaded = _MODELS[key] = _load_onnx_model(onnxruntime, model_dir, folder)
+        self._model: _OnnxModel = loaded
+
+    @property
+    def path(self) -> Path:
+        """The cached ONNX file in use."""
+        return self._model.path
+
+    def embed_batch(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        session = self._model.session(1 if len(texts) <= 4 else _BATCH_THREADS)
+        encodings = self._model.tokenizer.encode_batch(list(texts))
+        lengths = [len(encoding.ids) for encoding in encodings]
+        order = sorted(range(len(texts)), key=lengths.__getitem__)
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for start in range(0, len(order), _ONNX_CHUNK):
+            rows = order[start : start + _ONNX_CHUNK]
+            input_ids = np.zeros((len(rows), lengths[rows[-1]]), dtype=np.int64)
+            attention_mask = np.zeros_like(input_ids)
+            for row, index in enumerate(rows):
+                input_ids[row, : lengths[index]] = encodings[index].ids
+                attention_mask[row, : lengths[index]] = 1
+            out[rows] = session.run(None, {"input_ids": input_ids, "attention_mask": attention_mask})[0]
+        return _normalize(out)
+
+
 # --- fastembed ------------------------------------------------------------------------------
 
 
@@ -364,10 +596,18 @@ class OpenAICompatibleEmbedder(Embedder):
 # --- choosing one ---------------------------------------------------------------------------
 
 
+def _minilm() -> Embedder:
+    """The bundled MiniLM: on onnxruntime if it can be loaded, else on sentence-transformers."""
+    try:
+        return OnnxEmbedder()
+    except (MissingDependency, OSError):
+        return SentenceTransformerEmbedder()
+
+
 def default_embedder() -> Embedder | None:
     """The best embedder installed here without any download: the bundled MiniLM, else ``None``."""
     try:
-        return SentenceTransformerEmbedder()
+        return _minilm()
     except (MissingDependency, OSError):
         return None
 
@@ -377,7 +617,8 @@ def get_embedder(spec: str | Embedder | None) -> Embedder | None:
 
     Args:
         spec: An ``Embedder`` (returned as is), ``None``/``"none"`` (no vectors), ``"auto"``
-            (``default_embedder()``), ``"minilm"``, ``"sentence-transformers:<path-or-name>"``,
+            (``default_embedder()``), ``"minilm"`` (the bundled MiniLM, on onnxruntime when it is
+            installed), ``"sentence-transformers:<path-or-name>"``,
             ``"fastembed:<name>"``, or ``"openai:<model>@<base_url>"``.
 
     Raises:
@@ -395,7 +636,7 @@ def get_embedder(spec: str | Embedder | None) -> Embedder | None:
     if low == "auto":
         return default_embedder()
     if low in ("minilm", MINILM_NAME.casefold(), f"sentence-transformers/{MINILM_NAME.casefold()}"):
-        return SentenceTransformerEmbedder()
+        return _minilm()
     kind, sep, rest = text.partition(":")
     if sep and rest:
         kind = kind.casefold()

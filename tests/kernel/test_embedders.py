@@ -1,4 +1,7 @@
-"""Embedders: the real bundled MiniLM, spec parsing, missing extras, and the OpenAI wire format."""
+"""Embedders: the real bundled MiniLM, spec parsing, missing extras, and the OpenAI wire format.
+
+OnnxEmbedder's own tests (agreement with torch, the export cache) are in test_onnx_embedder.py.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from agentbase_kernel.text.embedders import (
     MINILM_NAME,
     Embedder,
     FastEmbedEmbedder,
+    OnnxEmbedder,
     OpenAICompatibleEmbedder,
     SentenceTransformerEmbedder,
     bundled_minilm_path,
@@ -25,6 +29,12 @@ from agentbase_kernel.text.embedders import (
 @pytest.fixture(scope="module")
 def minilm() -> SentenceTransformerEmbedder:
     return SentenceTransformerEmbedder()
+
+
+@pytest.fixture(autouse=True)
+def _cache_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The ONNX export (default_embedder, "minilm") goes to the session's folder, not ~/.cache."""
+    monkeypatch.setenv("AGENTBASE_CACHE", str(tmp_path_factory.getbasetemp() / "agentbase-cache"))
 
 
 def test_minilm_vectors_are_normalised_float32(minilm: SentenceTransformerEmbedder) -> None:
@@ -60,17 +70,17 @@ def test_model_is_loaded_once_per_process(minilm: SentenceTransformerEmbedder) -
     assert again.name == MINILM_NAME  # the bundled folder keeps the model's name, so stores accept it
 
 
-def test_default_embedder_is_the_bundled_minilm(minilm: SentenceTransformerEmbedder) -> None:
+def test_default_embedder_is_the_bundled_minilm_on_onnxruntime() -> None:
     embedder = default_embedder()
-    assert isinstance(embedder, SentenceTransformerEmbedder)
-    assert embedder.name == MINILM_NAME
+    assert isinstance(embedder, OnnxEmbedder)
+    assert (embedder.name, embedder.dim) == (MINILM_NAME, 384)
 
 
 @pytest.mark.parametrize("spec", ["auto", "minilm", "all-MiniLM-L6-v2"], ids=["auto", "minilm", "full-name"])
-def test_get_embedder_minilm_specs(minilm: SentenceTransformerEmbedder, spec: str) -> None:
+def test_get_embedder_minilm_specs(spec: str) -> None:
     embedder = get_embedder(spec)
-    assert isinstance(embedder, SentenceTransformerEmbedder)
-    assert embedder._model is minilm._model
+    assert isinstance(embedder, OnnxEmbedder)
+    assert embedder._model is OnnxEmbedder()._model
 
 
 def test_get_embedder_sentence_transformers_path(minilm: SentenceTransformerEmbedder) -> None:
@@ -119,8 +129,17 @@ def test_missing_sentence_transformers_names_the_extra(monkeypatch: pytest.Monke
     with pytest.raises(MissingDependency) as excinfo:
         SentenceTransformerEmbedder()
     assert str(excinfo.value) == "sentence-transformers is not installed - pip install 'agentbase[embed]'"
+    assert isinstance(default_embedder(), OnnxEmbedder)  # onnxruntime needs no sentence-transformers
+
+
+def test_no_embedder_without_onnxruntime_and_sentence_transformers(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)
     assert default_embedder() is None
     assert get_embedder("auto") is None
+    with pytest.raises(MissingDependency) as excinfo:
+        get_embedder("minilm")
+    assert str(excinfo.value) == "sentence-transformers is not installed - pip install 'agentbase[embed]'"
 
 
 def test_missing_bundled_weights_name_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
