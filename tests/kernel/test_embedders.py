@@ -113,8 +113,8 @@ def test_get_embedder_rejects_unknown_specs(spec: str) -> None:
     with pytest.raises(InvalidArgument) as excinfo:
         get_embedder(spec)
     assert str(excinfo.value) == (
-        f"Unknown embedder {spec!r} - use 'auto', 'none', 'minilm', 'sentence-transformers:<path>', "
-        "'fastembed:<name>' or 'openai:<model>@<base_url>'"
+        f"Unknown embedder {spec!r} - use 'auto', 'none', 'minilm', 'minilm-int8', "
+        "'sentence-transformers:<path>', 'fastembed:<name>' or 'openai:<model>@<base_url>'"
     )
 
 

@@ -15,9 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agentbase_kernel.errors import MissingDependency
+from agentbase_kernel import AgentBase
+from agentbase_kernel.errors import EmbeddingMismatch, MissingDependency
 from agentbase_kernel.text import embedders
 from agentbase_kernel.text.embedders import (
+    MINILM_INT8_NAME,
     MINILM_NAME,
     OnnxEmbedder,
     SentenceTransformerEmbedder,
@@ -203,3 +205,41 @@ def test_cache_file_name_follows_the_weights(tmp_path: Path) -> None:
     copy.mkdir()
     (copy / "model.safetensors").write_bytes(b"other weights")
     assert embedders._onnx_file(copy, tmp_path) != path
+
+
+# --- int8 -----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def onnx_int8(onnx_cache: Path) -> OnnxEmbedder:
+    return OnnxEmbedder(cache_dir=onnx_cache, quantized=True)
+
+
+def test_int8_has_its_own_name_and_file(onnx_int8: OnnxEmbedder, onnx_minilm: OnnxEmbedder) -> None:
+    assert (onnx_int8.name, onnx_int8.dim) == (MINILM_INT8_NAME, 384)
+    assert onnx_int8.path.parent == onnx_minilm.path.parent
+    assert onnx_int8.path.name.startswith(f"{MINILM_INT8_NAME}-")
+    assert get_embedder("minilm-int8")._model is onnx_int8._model  # type: ignore[union-attr]
+
+
+def test_int8_vectors_are_close_to_fp32(onnx_int8: OnnxEmbedder, onnx_minilm: OnnxEmbedder) -> None:
+    ours = onnx_int8.embed_batch(TEXTS)
+    assert ours.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
+    cosines = np.sum(ours * onnx_minilm.embed_batch(TEXTS), axis=1)
+    assert float(cosines.mean()) >= 0.98 and float(cosines.min()) >= 0.95
+    # one text at a time: its vector does not depend on the rest of the batch
+    np.testing.assert_allclose(np.vstack([onnx_int8.embed(text) for text in TEXTS]), ours, atol=1e-5)
+
+
+def test_a_store_refuses_the_other_precision(
+    onnx_int8: OnnxEmbedder, onnx_minilm: OnnxEmbedder, tmp_path: Path
+) -> None:
+    with AgentBase(tmp_path / "memory.db", embedder=onnx_minilm, ner="regex") as db:
+        db.sync.initialize()
+    with pytest.raises(EmbeddingMismatch) as excinfo:
+        with AgentBase(tmp_path / "memory.db", embedder=onnx_int8, ner="regex") as db:
+            db.sync.initialize()
+    assert str(excinfo.value).startswith(
+        f"Embedder {MINILM_INT8_NAME!r} differs from the one that wrote this store ({MINILM_NAME!r})"
+    )
