@@ -187,7 +187,7 @@ class SqliteStore:
         self.conns.close()
         with self._cache_lock:
             self._vindex.clear()
-            self._fts.clear()
+            self._fts = {}
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
@@ -666,19 +666,24 @@ class SqliteStore:
 
     # -- full text ---------------------------------------------------------------------------------
     def _fts_stats(self, conn: Any, now: str) -> dict[Any, Any]:
-        """The FTS cache, emptied if the log moved or an entry expired since it was filled."""
+        """The FTS cache of this snapshot: a new one if the log moved or an entry expired since.
+
+        Each cache belongs to one ``entry_changes`` seq, so a thread only ever stores into it what
+        it computed from a snapshot at that seq; searches fill it without holding the lock.
+        """
         if not self.fts_cache or self.conns.in_write:
             return {}  # uncached: inside a write, the rows read may still roll back
-        seq = self._changes_seq(conn)
-        stale = seq != self._fts_seq or len(self._fts) > _FTS_CACHE_ITEMS
-        if not stale and self._fts_now < now:
-            stale = conn.execute("SELECT 1 FROM entries WHERE expires_at > ? AND expires_at <= ? LIMIT 1",
-                                 (self._fts_now, now)).fetchone() is not None
-        if stale:
-            self._fts.clear()
-            self._fts_seq = seq
-        self._fts_now = max(self._fts_now, now) if not stale else now
-        return self._fts
+        with self._cache_lock:
+            seq = self._changes_seq(conn)
+            stale = seq != self._fts_seq or len(self._fts) > _FTS_CACHE_ITEMS
+            if not stale and self._fts_now < now:
+                stale = conn.execute("SELECT 1 FROM entries WHERE expires_at > ? AND expires_at <= ? LIMIT 1",
+                                     (self._fts_now, now)).fetchone() is not None
+            if stale:
+                self._fts, self._fts_seq, self._fts_now = {}, seq, now
+            else:
+                self._fts_now = max(self._fts_now, now)
+            return self._fts
 
     @_mapped
     def fts_search(self, terms: list[str], flt: EntryFilter, k: int, *, per_term: int = 400) -> list[tuple[int, float]]:
@@ -697,16 +702,17 @@ class SqliteStore:
         # the filter without the clock: the cache is emptied when an entry expires
         fkey = (where, tuple(None if a is now else a for a in args))
         scores: dict[int, float] = {}
-        with self._cache_lock, self.conns.read() as conn:
+        with self.conns.read() as conn:
             cache = self._fts_stats(conn, now)
-            if "n_global" not in cache:
-                cache["n_global"] = conn.execute("SELECT count(*) FROM entries_fts_docsize").fetchone()[0] or 1
-                cache["n_entries"] = conn.execute("SELECT count(*) FROM entries").fetchone()[0]
+            if "totals" not in cache:
+                cache["totals"] = (conn.execute("SELECT count(*) FROM entries_fts_docsize").fetchone()[0] or 1,
+                                   conn.execute("SELECT count(*) FROM entries").fetchone()[0])
             if ("n_scope", fkey) not in cache:
                 cache["n_scope", fkey] = conn.execute(f"SELECT count(*) FROM entries e WHERE {where}", args).fetchone()[0]
-            n_global, n_scope = cache["n_global"], cache["n_scope", fkey] or 1
+            (n_global, n_entries), n_filter = cache["totals"], cache["n_scope", fkey]
+            n_scope = n_filter or 1
             # a filter that every entry passes needs no join (nor a second count) per term
-            everything = cache["n_scope", fkey] == cache["n_entries"]
+            everything = n_filter == n_entries
             for term in terms:
                 match = '"' + term.replace('"', '""') + '"'
                 if ("df", match) not in cache:

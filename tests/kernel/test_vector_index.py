@@ -349,3 +349,37 @@ def test_fts_cache_drops_an_entry_when_it_expires(kernel):
     after = kernel.store.fts_search(["jazz"], flt, 10)
     assert len(after) == 1 and after == _reference_fts(kernel.store, ["jazz"], flt, 10)
     assert short not in {e.id for e in kernel.store.entries_by_rid([r for r, _ in after]).values()}
+
+
+def test_threads_share_the_caches(kernel):
+    import threading
+
+    _fill(kernel, 120)
+    rng = random.Random(6)
+    cases = []
+    for _ in range(30):
+        flt = _random_filter(rng)
+        terms = tokenize.query_terms(" ".join(rng.sample(WORDS, 3)))
+        q = _query(kernel, " ".join(terms))
+        cases.append((flt, terms, q, _reference_fts(kernel.store, terms, flt, 10),
+                      kernel.store.vector_search(q, flt, 10, use_index=False, force_numpy=True)))
+    assert not kernel.store._fts and not kernel.store._vindex  # the threads start cold
+    errors: list[BaseException] = []
+
+    def worker(seed: int) -> None:
+        order = list(range(len(cases)))
+        random.Random(seed).shuffle(order)
+        try:
+            for i in order:
+                flt, terms, q, fts_expected, vec_expected = cases[i]
+                assert kernel.store.fts_search(terms, flt, 10) == fts_expected
+                assert [r for r, _ in kernel.store.vector_search(q, flt, 10)] == [r for r, _ in vec_expected]
+        except BaseException as exc:  # noqa: BLE001 - reported by the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
