@@ -198,6 +198,23 @@ def test_exporting_without_torch_names_the_extra(monkeypatch: pytest.MonkeyPatch
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_failing_export_falls_back_to_torch_with_a_warning(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import torch
+
+    def broken_export(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("exporter gone")
+
+    monkeypatch.setattr(torch.onnx, "export", broken_export)
+    monkeypatch.setenv("AGENTBASE_CACHE", str(tmp_path))
+    with pytest.warns(RuntimeWarning) as record:
+        embedder = get_embedder("minilm")
+    assert isinstance(embedder, SentenceTransformerEmbedder)
+    assert str(record[0].message) == (
+        f"Could not export {MINILM_NAME} to ONNX (RuntimeError: exporter gone) - using sentence-transformers"
+    )
+    assert list(tmp_path.iterdir()) == []  # the scratch file is gone
+
+
 def test_cache_file_name_follows_the_weights(tmp_path: Path) -> None:
     path = embedders._onnx_file(bundled_minilm_path(), tmp_path)
     assert path == embedders._onnx_file(bundled_minilm_path(), tmp_path)
