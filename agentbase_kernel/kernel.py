@@ -23,6 +23,7 @@ from .ingest.pipeline import Ingestor, validate_text
 from .records import AddResult, ContextType, Entry, FindResult, HistoryEvent, Message, Scope, Session
 from .retrieve.pipeline import Decomposer, Reranker, Retriever
 from .store import EntryFilter, SqliteStore
+from .text import tokenize
 
 __all__ = ["AgentBase", "Kernel"]
 
@@ -548,10 +549,11 @@ class Kernel:
             to_ingest = [(m, item) for m, item in zip(stored, items)
                          if item["ingest"] and m.role != "system" and m.content.strip()]
             if to_ingest:
+                before, after = _turn_context(store, sid, stored, appended=position is None)
                 mem_items = [{
                     "text": m.content, **session.scope.as_dict(), "session_id": sid, "role": _role(m.role),
                     "actor": m.name, "speaker": m.name, "metadata": dict(m.metadata), "created_at": m.created_at,
-                    "infer": True,
+                    "infer": True, "context": before.get(m.id), "context_after": after.get(m.id),
                     "category": "turn"} for m, _ in to_ingest]
                 self.ingestor.add_many(mem_items, message_ids=[m.id for m, _ in to_ingest], progress=progress)
             ids = [m.id for m in stored]
@@ -675,6 +677,44 @@ def _require_scope(session: Session, scope: Scope) -> None:
         wanted = getattr(scope, name)
         if wanted is not None and getattr(session.scope, name) != wanted:
             raise ScopeError(f"Session {session.id!r} belongs to another {name} - use a different session id")
+
+
+def _turn_context(store: Any, session_id: str, stored: list[Message],
+                  appended: bool) -> tuple[dict[str, str], dict[str, str]]:
+    """The turns around each new message, as ``"name: text"``: ``(before, after)`` by message id.
+
+    A reply often names its topic only in the turn it answers ("What does it mean?" - "It stands
+    for freedom"), and a question is answered in the next turn: each turn is indexed with its
+    neighbours (LoCoMo dev hit@10 0.80 -> 0.86, docs/retrieval.md). Stored text and vectors stay
+    the turn's own. When the new messages are appended, the turn they follow gets the first
+    of them as its "after" context too.
+    """
+    before: dict[str, str] = {}
+    after: dict[str, str] = {}
+    if not stored:
+        return before, after
+    earlier = store.list_messages(session_id, after=stored[0].id, order="desc", limit=1)
+    previous = earlier[0] if earlier else None
+    for message in stored:
+        if previous is not None and _is_turn(previous) and _is_turn(message):
+            before[message.id] = _label(previous)
+            after[previous.id] = _label(message)
+        previous = message
+    if appended and earlier and earlier[0].id in after and earlier[0].entry_id:
+        store.append_search_text(earlier[0].entry_id, "\n" + tokenize.fts_text(after.pop(earlier[0].id)))
+    return before, after
+
+
+def _is_turn(message: Message) -> bool:
+    return message.role != "system" and bool(message.content.strip())
+
+
+def _label(message: Message) -> str:
+    text = message.content[:_CONTEXT_CHARS]
+    return f"{message.name}: {text}" if message.name else text
+
+
+_CONTEXT_CHARS = 2000
 
 
 def _role(role: str) -> str:

@@ -160,8 +160,11 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "+ decomposition": {"decompose": True},
     "no co-retrieval": {"co_retrieval": False},
     "+ heuristic rerank": {"rerank": True},
+    "no context vectors": {"context_vector_weight": 0.0},
+    "no date-said boost": {"date_said_boost": 1.0},
     "facts unweighted": {"derived_weight": 1.0},
-    "design weights 0.4/0.6": {"fts_weight": 0.4, "vector_weight": 0.6},
+    "RRF fusion (k=60, 0.85/0.15)": {"fusion": "rrf"},
+    "RRF, design weights 0.4/0.6": {"fusion": "rrf", "fts_weight": 0.4, "vector_weight": 0.6},
 }
 
 

@@ -126,28 +126,35 @@ class Retriever:
         t = timer.step("decompose", t, len(subqueries), subqueries=subqueries[:8])
 
         fetch = max(int(math.ceil(want * cfg.overfetch)), 30)
+        if cfg.fusion == "score":
+            fetch = max(fetch, cfg.fusion_pool)
         legs: dict[str, list[int]] = {}
+        bm25: dict[int, float] = {}
         if cfg.fts:
             ranked: dict[int, float] = {}
             for i, sub in enumerate(subqueries[:6]):
                 terms = tokenize.query_terms(sub)
                 if not terms:
                     continue
-                for rank, (rid, _) in enumerate(self.store.fts_search(terms, flt, fetch)):
-                    # the full query leads; sub-queries only add what it missed
-                    score = 1.0 / (rank + 1) * (1.0 if i == 0 else 0.5)
-                    ranked[rid] = max(ranked.get(rid, 0.0), score)
+                # the full query leads; sub-queries only add what it missed
+                weight = 1.0 if i == 0 else 0.5
+                for rank, (rid, score) in enumerate(self.store.fts_search(terms, flt, fetch)):
+                    ranked[rid] = max(ranked.get(rid, 0.0), weight / (rank + 1))
+                    bm25[rid] = max(bm25.get(rid, 0.0), weight * score)
             legs["fts"] = sorted(ranked, key=lambda r: -ranked[r])
             t = timer.step("recall_fts", t, len(legs["fts"]), fetch=fetch)
         degrade: str | None = None
         similarity: dict[int, float] = {}
+        qvec: np.ndarray | None = None
         if not cfg.vectors:
             degrade = "vectors disabled in config: FTS + NER only"
         elif self.embedder is None:
             degrade = "no embedder configured: FTS + NER only"
         else:
             qvec = np.asarray(self.embedder.embed_batch([query])[0], dtype=np.float32)
-            hits = self.store.vector_search(qvec, flt, fetch) if np.any(qvec) else []
+            if not np.any(qvec):
+                qvec = None
+            hits = self.store.vector_search(qvec, flt, fetch) if qvec is not None else []
             legs["vector"] = [rid for rid, _ in hits]
             similarity = {rid: 1.0 - dist for rid, dist in hits}
             t = timer.step("recall_vector", t, len(hits), fetch=fetch,
@@ -166,11 +173,17 @@ class Retriever:
         for rid, c in cands.items():
             c.entry = entries.get(rid)
         cands = {r: c for r, c in cands.items() if c.entry is not None}
+        if cfg.fusion == "score":
+            self._score_fusion(cands, bm25, similarity, qvec, cfg)
         if cfg.derived_weight != 1.0:
             for c in cands.values():
                 if c.entry is not None and c.entry.metadata.get("derived") == "fact":
                     c.boost *= cfg.derived_weight
-        t = timer.step("fuse_rrf", t, len(cands), k=cfg.rrf_k, weights=weights)
+        if cfg.fusion == "score":
+            t = timer.step("fuse_scores", t, len(cands), vector_weight=cfg.score_vector_weight,
+                           context_vector_weight=cfg.context_vector_weight, pool=fetch)
+        else:
+            t = timer.step("fuse_rrf", t, len(cands), k=cfg.rrf_k, weights=weights)
 
         if cfg.ner_boost and self.ner is not None and cands:
             self._ner_boost(normalized, query, cands, cfg)
@@ -189,8 +202,8 @@ class Retriever:
             self._rerank(ordered, flt.scope, reference, intents, cfg)
             ordered.sort(key=lambda c: (-c.final, c.rid))
         else:
-            # scale so that rank 1 in every leg scores 1.0: a score in [0, 1] callers can threshold
-            best = (cfg.fts_weight + cfg.vector_weight) / (cfg.rrf_k + 1) or 1.0
+            # scale so that the best possible candidate scores 1.0: a score in [0, 1] callers can threshold
+            best = 1.0 if cfg.fusion == "score" else (cfg.fts_weight + cfg.vector_weight) / (cfg.rrf_k + 1) or 1.0
             for c in ordered:
                 c.final = min(1.0, c.rrf * c.boost / best)
         t = timer.step("rerank", t, len(ordered), enabled=cfg.rerank)
@@ -227,6 +240,54 @@ class Retriever:
         return FindResult(hits, trace)
 
     # -- steps -------------------------------------------------------------------------------------
+    def _score_fusion(self, cands: dict[int, _Candidate], bm25: dict[int, float], similarity: dict[int, float],
+                      qvec: np.ndarray | None, cfg: RetrievalConfig) -> None:
+        """Fuse by score, not rank: ``(1-a) * bm25 / max + a * cosine / max`` over every candidate.
+
+        Ranks throw away how far ahead the leader is; scores keep it, and every candidate of
+        either leg gets both signals (a keyword hit's cosine is read from its stored vector).
+        The cosine mixes the entry's own with its context's: the entry's vector plus that of
+        the turn before it in its session, a reply read together with what it answers.
+        """
+        cosine: dict[int, float] = {}
+        if qvec is not None and cands:
+            cosine = self._cosines(cands, similarity, qvec, cfg)
+        top_bm25 = max(bm25.values(), default=0.0) or 1.0
+        top_cos = max(cosine.values(), default=0.0)
+        # a leg that found nothing (or is off) leaves the whole weight to the other
+        a = 0.0 if top_cos <= 0 else cfg.score_vector_weight if bm25 else 1.0
+        for rid, c in cands.items():
+            c.rrf = (1 - a) * bm25.get(rid, 0.0) / top_bm25 + (a * max(cosine.get(rid, 0.0), 0.0) / top_cos if a else 0.0)
+
+    def _cosines(self, cands: dict[int, _Candidate], similarity: dict[int, float], qvec: np.ndarray,
+                 cfg: RetrievalConfig) -> dict[int, float]:
+        """Each candidate's cosine to the query: ``(1-c) * own + c * in-context``.
+
+        In context means the sum of the turn's vector and its session neighbours' (the turns
+        just before and after it): a reply read with what it answers, no extra model call.
+        """
+        c_weight = cfg.context_vector_weight
+        own_hash = {rid: c.entry.content_hash for rid, c in cands.items() if c.entry is not None}
+        around = self.store.neighbour_turn_hashes(list(cands)) if c_weight else {}
+        vectors = self.store.vectors_for({*own_hash.values(), *(h for pair in around.values() for h in pair if h)})
+        out: dict[int, float] = {}
+        for rid, h in own_hash.items():
+            v = vectors.get(h)
+            if v is None:
+                continue
+            own = similarity.get(rid)
+            if own is None:
+                own = float(v @ qvec)
+                similarity[rid] = own
+            near = [vectors[x] for x in around.get(rid, ()) if x and x in vectors]
+            if not near:
+                out[rid] = own
+                continue
+            summed = v + np.sum(near, axis=0)
+            norm = float(np.linalg.norm(summed)) or 1.0
+            out[rid] = (1 - c_weight) * own + c_weight * float(summed @ qvec) / norm
+        return out
+
     def _ner_boost(self, normalized: str, query: str, cands: dict[int, _Candidate], cfg: RetrievalConfig) -> None:
         """Boost fused results (never add any) whose entities or speaker match the query's entities.
 
@@ -275,11 +336,15 @@ class Retriever:
                     c.boost *= 2.0
                 if any(w in e.l2_full.casefold() for w in _IMPLICIT):
                     c.boost *= 1.3
-            if window is not None and e.event_dates:
+            if window is not None:
                 start, end = window
-                if any(_overlaps(d, start, end) for d in e.event_dates):
+                if e.event_dates and any(_overlaps(d, start, end) for d in e.event_dates):
                     c.boost *= 1.5
                     c.matched_by.append("date_window")
+                said = e.valid_from or e.created_at
+                if cfg.date_said_boost != 1.0 and said is not None and start <= said.date() <= end:
+                    c.boost *= cfg.date_said_boost
+                    c.matched_by.append("date_said")
             if "knowledge_update" in intents and e.updated_at is not None:
                 age = max((reference - e.updated_at).total_seconds() / 86400, 0.0)
                 c.boost *= 1.0 + 0.5 * math.exp(-0.693 * age / cfg.update_half_life_days)

@@ -982,6 +982,27 @@ class SqliteStore:
         return out
 
     @_mapped
+    def neighbour_turn_hashes(self, rids: Iterable[int]) -> dict[int, tuple[str | None, str | None]]:
+        """For each turn entry (by rid), the content hashes of the turns just before and after it."""
+        def near(alias: str, op: str, agg: str) -> str:
+            return (f"LEFT JOIN messages {alias}m ON {alias}m.session_id = m.session_id AND {alias}m.seq = "
+                    f"(SELECT {agg}(seq) FROM messages WHERE session_id = m.session_id AND seq {op} m.seq) "
+                    f"LEFT JOIN entries {alias}e ON {alias}e.id = {alias}m.entry_id ")
+
+        with self.conns.read() as conn:
+            rows = _select_in(
+                conn,
+                "SELECT e.rid, pe.content_hash, ne.content_hash FROM entries e JOIN messages m ON m.entry_id = e.id "
+                + near("p", "<", "max") + near("n", ">", "min") + "WHERE e.rid IN ({marks})", rids)
+        return {int(rid): (prev, nxt) for rid, prev, nxt in rows if prev or nxt}
+
+    @_mapped
+    def append_search_text(self, entry_id: str, text: str) -> None:
+        """Add words to what FTS indexes for an entry (a reply that came after it); its content is unchanged."""
+        with self.conns.write() as conn:
+            conn.execute("UPDATE entries SET search_text = search_text || ? WHERE id = ?", (text, entry_id))
+
+    @_mapped
     def session_neighbours(self, entry_ids: list[str], window: int, flt: EntryFilter) -> dict[str, list[str]]:
         """For each turn entry, the turn entries within ``window`` turns of it in its session."""
         where, args = self._where(flt)

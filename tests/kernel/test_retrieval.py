@@ -25,9 +25,11 @@ def test_trace_is_returned_and_persisted(kernel):
     kernel.add_memory("I like hiking in the Alps", user_id="u")
     result = kernel.find("hiking", user_id="u")
     assert _steps(result)[:4] == ["normalise", "intent", "decompose", "recall_fts"]
-    assert "recall_vector" in _steps(result) and "fuse_rrf" in _steps(result)
+    assert "recall_vector" in _steps(result) and "fuse_scores" in _steps(result)
     stored = kernel.trace_session(user_id="u")
     assert stored[0]["id"] == result.trace.id
+    rrf = kernel.find("hiking", user_id="u", config=replace(kernel.config.retrieval, fusion="rrf"))
+    assert "fuse_rrf" in _steps(rrf) and "fuse_scores" not in _steps(rrf)
     assert stored[0]["result_ids"] == [h.id for h in result]
     assert [s["name"] for s in stored[0]["steps"]] == _steps(result)
     assert kernel.trace_session(user_id="other") == []
@@ -146,8 +148,12 @@ def test_co_retrieval_pulls_neighbouring_turns(kernel):
     cfg = replace(kernel.config.retrieval, vectors=False)
     result = kernel.find("kitten Pixel", user_id="u", config=cfg)
     assert result[0].entry.l2_full == "A tiny kitten called Pixel"
+    # the turn just before is indexed with its neighbours, so FTS finds it; two turns back,
+    # only co-retrieval brings the question in
+    by_text = {h.entry.l2_full: h for h in result}
+    assert "fts" in by_text["Tell me!"].matched_by
     pulled = [h for h in result if "co_retrieval" in h.matched_by]
-    assert pulled and pulled[0].entry.l2_full == "Tell me!"
+    assert [h.entry.l2_full for h in pulled] == ["Guess what I adopted yesterday"]
     off = kernel.find("kitten Pixel", user_id="u", config=replace(cfg, co_retrieval=False))
     assert all("co_retrieval" not in h.matched_by for h in off)
 
