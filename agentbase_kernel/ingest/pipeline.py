@@ -32,7 +32,7 @@ Summarizer = Callable[[str], str]
 # and a 10 MB text must not hang a caller (issue 9). The text is still stored and FTS-indexed whole,
 # and the instruction-like check still reads all of it.
 _HEAD_CHARS = 100_000
-_EMBED_BATCH = 8
+_EMBED_BATCH = 64
 # A queued entry the background embedder still cannot see after this long was rolled back (or its
 # transaction is very long); it is dropped from the queue, and the next sweep or rebuild() finds it.
 _PENDING_TTL_S = 10.0
@@ -149,9 +149,11 @@ class Ingestor:
     def embed_missing(self, items: Sequence[tuple[str, str]], batch_size: int = _EMBED_BATCH) -> int:
         """Embed each distinct text whose hash has no vector yet; returns how many were embedded.
 
-        Texts go to the embedder shortest first, ``batch_size`` at a time: a batch is padded to
-        its longest text, and one unsorted batch per session padded LoCoMo turns to 2.1x their
-        tokens (length-sorted batches of 8: 1.27x).
+        Texts go to the embedder shortest first, ``batch_size`` at a time, so one ``add_messages``
+        call is one ``embed_batch`` call (one request for an HTTP embedder). A local model pads
+        each run to its longest text: one unsorted run per LoCoMo session is 2.1x the real tokens,
+        sorted runs of 8 are 1.27x, so the embedder should run what it gets in short sorted runs
+        (``OnnxEmbedder`` does).
         """
         if self.embedder is None or not items:
             return 0

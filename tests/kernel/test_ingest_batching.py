@@ -32,14 +32,14 @@ def _turns(n: int) -> list[dict[str, str]]:
              "content": f"Turn {i}: I went hiking " + "and hiking " * ((i * 7) % 11)} for i in range(n)]
 
 
-def test_each_new_text_embedded_once_in_sorted_batches_of_eight(tmp_path):
+def test_one_embed_call_per_add_messages_each_new_text_once_shortest_first(tmp_path):
     embedder = RecordingEmbedder()
     with Kernel(tmp_path / "b.db", embedder=embedder, ner="regex") as k:
         k.add_messages("s1", _turns(20), user_id="u")
         texts = [t for batch in embedder.batches for t in batch]
         stored = {e.l2_full for e in k.list(user_id="u", limit=None)}
         assert sorted(texts) == sorted(stored)  # turns and facts, each once
-        assert all(len(b) <= 8 for b in embedder.batches)
+        assert len(embedder.batches) == 1
         lengths = [len(t) for t in texts]
         assert lengths == sorted(lengths)
         assert k.ingestor.texts_embedded == len(texts)
@@ -111,7 +111,7 @@ def test_deferred_returns_before_vectors_then_catches_up(tmp_path):
         # returned, searchable by full text and entities, but the turns have no vector yet
         assert k.verify()["texts_without_vector"] >= 2
         assert k.ingestor.pending > 0
-        assert [h.entry.l2_full for h in k.find("sushi", user_id="u")][:1] == ["The sushi place downtown is great."]
+        assert "The sushi place downtown is great." in [h.entry.l2_full for h in k.find("sushi", user_id="u")]
         assert "ner_boston" in k.list(user_id="u", limit=None)[0].tags
         assert not k.ingestor.wait_embedded(timeout=0.2)
 
