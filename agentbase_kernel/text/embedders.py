@@ -443,7 +443,7 @@ class OnnxEmbedder(Embedder):
         Args:
             cache_dir: Where the exported model is kept; default ``$AGENTBASE_CACHE``, else
                 ``$XDG_CACHE_HOME/agentbase``, else ``~/.cache/agentbase``.
-            quantized: Run int8 weights (about 3x less CPU again). Its vectors differ a little from
+            quantized: Run int8 weights (about half the CPU of fp32). Its vectors differ a little from
                 the fp32 ones, so it is named ``all-MiniLM-L6-v2-int8`` and a store built with one
                 refuses the other.
 
