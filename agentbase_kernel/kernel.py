@@ -701,7 +701,7 @@ def _turn_context(store: Any, session_id: str, stored: list[Message],
             after[previous.id] = _label(message)
         previous = message
     if appended and earlier and earlier[0].id in after and earlier[0].entry_id:
-        store.append_search_text(earlier[0].entry_id, "\n" + tokenize.fts_text(after.pop(earlier[0].id)))
+        store.append_search_context(earlier[0].entry_id, "\n" + tokenize.fts_text(after.pop(earlier[0].id)))
     return before, after
 
 

@@ -323,7 +323,7 @@ class Ingestor:
             # entity tags stay in ``tags`` (for the NER boost): repeating them in the FTS text
             # doubled names' weight and cost 6 points of LoCoMo hit@10
             # who said it is searchable ("What did Caroline say ..."): +2 points of LoCoMo hit@10
-            "search_text": _search_text(item, analysis),
+            "search_text": _search_text(item, analysis), "search_context": _search_context(item),
             "context_type": _enum_value(item.get("context_type", "memory")), "category": item.get("category"),
             "tags": tags, "user_id": item.get("user_id"), "agent_id": item.get("agent_id"),
             "project_id": item.get("project_id"), "session_id": item.get("session_id"),
@@ -413,19 +413,20 @@ class Ingestor:
 
 
 def _search_text(item: dict[str, Any], analysis: Analysis) -> str:
-    """What FTS indexes: the turn prefixed with who said it, between its neighbouring turns.
+    """What FTS indexes as the entry's own words: the text, prefixed with who said it.
 
-    The speaker makes "What did Caroline say ..." match (+2 points of LoCoMo hit@10); the turns
-    around it (``context`` / ``context_after``, set by the kernel for session messages) carry
-    the topic a reply leaves out and the answer a question gets (docs/retrieval.md).
+    The speaker makes "What did Caroline say ..." match: +2 points of LoCoMo hit@10.
     """
-    text = f"{item['speaker']}: {analysis.search_text}" if item.get("speaker") else analysis.search_text
-    before, after = item.get("context"), item.get("context_after")
-    if before:
-        text = f"{tokenize.fts_text(before)}\n{text}"
-    if after:
-        text = f"{text}\n{tokenize.fts_text(after)}"
-    return text
+    return f"{item['speaker']}: {analysis.search_text}" if item.get("speaker") else analysis.search_text
+
+
+def _search_context(item: dict[str, Any]) -> str:
+    """The FTS context column: the turns around a session turn (set by the kernel).
+
+    They carry the topic a reply leaves out and the answer a question gets (docs/retrieval.md).
+    """
+    parts = [item.get("context"), item.get("context_after")]
+    return "\n".join(tokenize.fts_text(p) for p in parts if p)
 
 
 def _reinforced(confidence: float) -> float:

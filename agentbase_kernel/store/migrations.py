@@ -251,5 +251,43 @@ def m003_live_count_index(conn: Any) -> None:
     conn.execute("CREATE INDEX entries_user_live ON entries (user_id, invalid_at, expires_at)")
 
 
-MIGRATIONS: list[Callable[[Any], None]] = [m001_core, m002_entry_changes, m003_live_count_index]
+def m004_search_context(conn: Any) -> None:
+    """A second FTS column for the words around an entry (a session turn's neighbouring turns).
+
+    BM25 weighs a match there at 0.7 of one in the entry's own words (``SqliteStore.fts_search``),
+    so a reply is found by the question it answers, yet a turn that says the word itself ranks
+    first. The index is rebuilt from ``entries``; entries written before have no context.
+    """
+    _run_script(conn,
+        """
+        ALTER TABLE entries ADD COLUMN search_context TEXT NOT NULL DEFAULT '';
+        DROP TRIGGER entries_fts_ai;
+        DROP TRIGGER entries_fts_ad;
+        DROP TRIGGER entries_fts_au;
+        DROP TABLE entries_fts;
+        CREATE VIRTUAL TABLE entries_fts USING fts5(
+            search_text, search_context, content='entries', content_rowid='rid',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER entries_fts_ai AFTER INSERT ON entries BEGIN
+            INSERT INTO entries_fts (rowid, search_text, search_context)
+            VALUES (new.rid, new.search_text, new.search_context);
+        END;
+        CREATE TRIGGER entries_fts_ad AFTER DELETE ON entries BEGIN
+            INSERT INTO entries_fts (entries_fts, rowid, search_text, search_context)
+            VALUES ('delete', old.rid, old.search_text, old.search_context);
+        END;
+        CREATE TRIGGER entries_fts_au AFTER UPDATE OF search_text, search_context ON entries BEGIN
+            INSERT INTO entries_fts (entries_fts, rowid, search_text, search_context)
+            VALUES ('delete', old.rid, old.search_text, old.search_context);
+            INSERT INTO entries_fts (rowid, search_text, search_context)
+            VALUES (new.rid, new.search_text, new.search_context);
+        END;
+        INSERT INTO entries_fts (entries_fts) VALUES ('rebuild');
+        """
+    )
+
+
+MIGRATIONS: list[Callable[[Any], None]] = [m001_core, m002_entry_changes, m003_live_count_index,
+                                           m004_search_context]
 SCHEMA_VERSION = len(MIGRATIONS)

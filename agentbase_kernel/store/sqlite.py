@@ -94,6 +94,11 @@ def _select_in(conn: Any, sql: str, values: Iterable[Any], chunk: int = 500) -> 
     return rows
 
 
+# BM25 column weights: the entry's own words, then its context (neighbouring turns). 0.7 for the
+# context: LoCoMo dev hit@10 0.871 vs 0.868 at 1.0, and a turn that says the word itself ranks first
+_FTS_WEIGHTS = "1.0, 0.7"
+
+
 def _idf(n: int, df: int) -> float:
     """FTS5's BM25 IDF, floored like FTS5 does so that very common terms still count a little."""
     return max(math.log((n - df + 0.5) / (df + 0.5)), 1e-6)
@@ -327,7 +332,7 @@ class SqliteStore:
             "date_min": row.get("date_min"), "date_max": row.get("date_max"),
             "flags": _dumps(list(row.get("flags") or [])),
             "subject_key": row.get("subject_key"),
-            "search_text": row["search_text"],
+            "search_text": row["search_text"], "search_context": row.get("search_context") or "",
             "created_at": now, "updated_at": now,
             "valid_from": iso(row.get("valid_from")),
             "invalid_at": None,
@@ -738,13 +743,13 @@ class SqliteStore:
                    df_global: int) -> tuple[list[tuple[int, float]], int]:
         """One term's best ``per_term`` rows in the filter by ``bm25()``, and its document count there."""
         if everything:
-            rows = conn.execute("SELECT rowid, bm25(entries_fts) FROM entries_fts WHERE entries_fts MATCH ? "
+            rows = conn.execute(f"SELECT rowid, bm25(entries_fts, {_FTS_WEIGHTS}) FROM entries_fts WHERE entries_fts MATCH ? "
                                 "ORDER BY 2, rowid LIMIT ?", (match, per_term)).fetchall()
             return rows, df_global
         # CROSS JOIN keeps FTS5 as the outer loop: with the scope index outside, SQLite probed
         # the FTS index once per scope row (5-7 s per term at 100k entries, 10 ms this way)
         rows = conn.execute(
-            f"SELECT e.rid, bm25(entries_fts) FROM entries_fts CROSS JOIN entries e ON e.rid = entries_fts.rowid "
+            f"SELECT e.rid, bm25(entries_fts, {_FTS_WEIGHTS}) FROM entries_fts CROSS JOIN entries e ON e.rid = entries_fts.rowid "
             f"WHERE entries_fts MATCH ? AND {where} ORDER BY 2, e.rid LIMIT ?", [match, *args, per_term]).fetchall()
         df_scope = len(rows) if len(rows) < per_term else conn.execute(
             f"SELECT count(*) FROM entries_fts CROSS JOIN entries e ON e.rid = entries_fts.rowid "
@@ -997,10 +1002,10 @@ class SqliteStore:
         return {int(rid): (prev, nxt) for rid, prev, nxt in rows if prev or nxt}
 
     @_mapped
-    def append_search_text(self, entry_id: str, text: str) -> None:
-        """Add words to what FTS indexes for an entry (a reply that came after it); its content is unchanged."""
+    def append_search_context(self, entry_id: str, text: str) -> None:
+        """Add words to an entry's FTS context column (a reply that came after it); its content is unchanged."""
         with self.conns.write() as conn:
-            conn.execute("UPDATE entries SET search_text = search_text || ? WHERE id = ?", (text, entry_id))
+            conn.execute("UPDATE entries SET search_context = search_context || ? WHERE id = ?", (text, entry_id))
 
     @_mapped
     def session_neighbours(self, entry_ids: list[str], window: int, flt: EntryFilter) -> dict[str, list[str]]:

@@ -124,3 +124,14 @@ def test_context_cosine_uses_the_neighbours_vectors(kernel):
     # the reply shares no word with "garden": only its neighbour's vector lifts it
     assert ctx_scores["the tomatoes are finally red"] > own_scores.get("the tomatoes are finally red", 0.0)
     assert np.isclose(ctx_scores["how is your garden doing"], 1.0)
+
+
+def test_a_turn_that_says_the_word_itself_ranks_above_its_neighbour(kernel):
+    kernel.add_messages("s", [{"role": "user", "content": "I really like pizza"},
+                              {"role": "user", "content": "I hate broccoli"}], user_id="u")
+    turns = {"I really like pizza", "I hate broccoli"}
+    for cfg in (_fts_only(kernel), replace(kernel.config.retrieval, co_retrieval=False)):
+        found = [t for t in _texts(kernel.find("broccoli", user_id="u", config=cfg)) if t in turns]
+        assert found == ["I hate broccoli", "I really like pizza"]
+        found = [t for t in _texts(kernel.find("pizza", user_id="u", config=cfg)) if t in turns]
+        assert found == ["I really like pizza", "I hate broccoli"]
