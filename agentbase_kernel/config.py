@@ -46,7 +46,7 @@ class RetrievalConfig:
     # "score": a convex mix of max-normalised BM25 and cosine over both legs' candidates (LoCoMo
     # dev hit@10 0.80 vs 0.775 for "rrf" with the same legs); "rrf": reciprocal rank fusion
     fusion: str = "score"
-    fusion_pool: int = 100
+    fusion_pool: int = 60
     score_vector_weight: float = 0.5
     # the cosine of a turn read together with the turn before it (their vectors' sum: no extra
     # model call) weighs this much against the turn's own cosine

@@ -135,3 +135,13 @@ def test_a_turn_that_says_the_word_itself_ranks_above_its_neighbour(kernel):
         assert found == ["I hate broccoli", "I really like pizza"]
         found = [t for t in _texts(kernel.find("pizza", user_id="u", config=cfg)) if t in turns]
         assert found == ["I really like pizza", "I hate broccoli"]
+
+
+def test_the_speaker_named_in_the_query_ranks_first_without_running_ner(kernel):
+    kernel.add_messages("s", [{"role": "user", "content": "I went hiking on Sunday", "name": "Ann"},
+                              {"role": "user", "content": "I went hiking on Sunday too", "name": "Bo"}], user_id="u")
+    result = kernel.find("When did Bo's hike happen?", user_id="u")
+    assert result[0].entry.actor == "Bo" and "ner_speaker" in result[0].matched_by
+    assert all("ner_speaker" not in h.matched_by for h in result if h.entry.actor == "Ann")
+    # a name inside another word is not a mention
+    assert all("ner_speaker" not in h.matched_by for h in kernel.find("Bob went hiking", user_id="u"))
