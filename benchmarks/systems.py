@@ -38,12 +38,16 @@ class System:
 
 
 def _embedder(smoke: bool) -> Any:
-    """The real MiniLM for every quality figure; the projection stand-in only in smoke tests."""
+    """The real MiniLM for every quality figure; the projection stand-in only in smoke tests.
+
+    Every system gets the same embedder object (agentbase's default: MiniLM on onnxruntime, the
+    same vectors as sentence-transformers), so the ratios measure the memory layers, not the model.
+    """
     if smoke:
         return ProjectionEmbedder()
-    from agentbase_kernel.text.embedders import SentenceTransformerEmbedder
+    from agentbase_kernel.text.embedders import get_embedder
 
-    return SentenceTransformerEmbedder()
+    return get_embedder("minilm")
 
 
 # -- agentbase -------------------------------------------------------------------------------------

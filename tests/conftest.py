@@ -82,9 +82,9 @@ def kernel(db):
 @pytest.fixture(scope="session")
 def minilm():
     """The real all-MiniLM-L6-v2, loaded once from the wheel (never downloaded)."""
-    from agentbase_kernel.text.embedders import SentenceTransformerEmbedder
+    from agentbase_kernel.text.embedders import get_embedder
 
-    return SentenceTransformerEmbedder()
+    return get_embedder("minilm")
 
 
 @pytest.fixture
