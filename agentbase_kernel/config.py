@@ -35,6 +35,9 @@ class IngestConfig:
     facts: bool = True
     dedup_near_threshold: float = 0.95
     poison_flags: bool = True
+    # embed turns on a background thread after their write commits: writes return ~4x sooner,
+    # vector search sees the newest turns only once the thread catches up (``wait_embedded``)
+    defer_embedding: bool = False
 
 
 @dataclass(frozen=True)

@@ -165,7 +165,8 @@ class Kernel:
                 self.embedder = embedder
                 self.ner = load_ner(self._ner_spec) if self.config.ingest.ner else load_ner(None)
                 self._ingestor = Ingestor(store, config=self.config.ingest, ner=self.ner, embedder=embedder,
-                                          summarizer=self._summarizer)
+                                          summarizer=self._summarizer,
+                                          defer_embedding=self.config.ingest.defer_embedding)
                 self._retriever = Retriever(store, config=self.config.retrieval, ner=self.ner, embedder=embedder,
                                             reranker=self._reranker, decomposer=self._decomposer)
                 self._store = store
@@ -187,8 +188,14 @@ class Kernel:
         assert self._retriever is not None
         return self._retriever
 
-    def close(self) -> None:
-        """Close every connection. Safe to call twice."""
+    def close(self, *, wait_embedded: bool = True) -> None:
+        """Close every connection. Safe to call twice.
+
+        With deferred embedding, waits for the background embedder first (``wait_embedded=False``
+        stops it at once; what it did not reach is embedded by the next deferred write or ``rebuild``).
+        """
+        if self._ingestor is not None:
+            self._ingestor.close(wait=wait_embedded)
         if self._store is not None:
             self._store.close()
         self._store = None
@@ -654,13 +661,28 @@ class Kernel:
         """
         return self._ready().transaction()
 
+    def wait_embedded(self, timeout: float | None = None) -> bool:
+        """With ``ingest.defer_embedding``: block until every stored text has its vector.
+
+        Returns ``False`` if ``timeout`` ran out first or the background embedder failed. Without
+        deferred embedding it returns ``True`` at once (writes embed before they return).
+        """
+        return self.ingestor.wait_embedded(timeout)
+
     # -- maintenance ---------------------------------------------------------------------------
     def verify(self) -> dict[str, Any]:
-        """Integrity check, FTS in step with entries, every text with a vector (when embedding)."""
+        """Integrity check, FTS in step with entries, every text with a vector (when embedding).
+
+        Texts still queued for the deferred embedder are reported as ``embedding_pending`` and
+        do not count as missing.
+        """
         report = self._ready().verify()
+        pending = self.ingestor.pending
+        report["embedding_pending"] = pending
         if self.embedder is None:
             report["texts_without_vector"] = 0
-        report["ok"] = report["ok"] and report["texts_without_vector"] == 0
+        missing = max(report["texts_without_vector"] - pending, 0) if pending else report["texts_without_vector"]
+        report["ok"] = report["ok"] and missing == 0
         return report
 
     def rebuild(self) -> dict[str, Any]:
@@ -783,10 +805,11 @@ class AgentBase:
     verify = _async("verify")
     rebuild = _async("rebuild")
     info = _async("info")
+    wait_embedded = _async("wait_embedded")
 
     async def close(self) -> None:
-        """Close the file. Safe to call twice."""
-        self.sync.close()
+        """Close the file (after the deferred embedder, if any, has caught up). Safe to call twice."""
+        await asyncio.to_thread(self.sync.close)
 
     async def __aenter__(self) -> AgentBase:
         await self.initialize()
