@@ -12,7 +12,10 @@ in step with the file through the ``entry_changes`` log (migration 2).
 
 from __future__ import annotations
 
+import os
+import threading
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -27,13 +30,42 @@ def decode(blob: bytes) -> np.ndarray:
     return np.frombuffer(blob, dtype="<f4")
 
 
+# The product is bound by one core's memory bandwidth (100k x 384: 16 ms with one thread, 9 ms with
+# two, here).
+SEARCH_THREADS = min(2, os.cpu_count() or 1)
+_SPLIT_ROWS = 32_768
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _matvec(matrix: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """``matrix @ q``, large matrices in ``SEARCH_THREADS`` row blocks (BLAS releases the GIL)."""
+    global _pool
+    threads = min(SEARCH_THREADS, len(matrix) // _SPLIT_ROWS)
+    if threads < 2:
+        return matrix @ q
+    with _pool_lock:
+        if _pool is None or _pool._max_workers < threads - 1:
+            _pool = ThreadPoolExecutor(max_workers=threads - 1, thread_name_prefix="agentbase-vectors")
+        pool = _pool
+    out = np.empty(len(matrix), dtype=np.result_type(matrix.dtype, q.dtype))
+    # block edges at multiples of 64 rows: BLAS then takes every row down the same code path as
+    # in one product (its remainder loop rounds differently), so the distances are bit-identical
+    bounds = [0, *(len(matrix) * i // threads // 64 * 64 for i in range(1, threads)), len(matrix)]
+    futures = [pool.submit(np.dot, matrix[a:b], q, out[a:b]) for a, b in zip(bounds[1:-1], bounds[2:])]
+    np.dot(matrix[: bounds[1]], q, out[: bounds[1]])
+    for f in futures:
+        f.result()
+    return out
+
+
 def cosine_distances(matrix: np.ndarray, norms: np.ndarray, query: np.ndarray) -> np.ndarray | None:
     """Cosine distance of each row to ``query``; ``inf`` for zero rows; ``None`` for a zero query."""
     q = np.asarray(query, dtype=np.float32)
     q_norm = float(np.linalg.norm(q))
     if q_norm == 0:
         return None
-    sims = (matrix @ q) / np.where(norms == 0, 1.0, norms * q_norm)
+    sims = _matvec(matrix, q) / np.where(norms == 0, 1.0, norms * q_norm)
     dist = 1.0 - sims.astype(np.float64)
     dist[norms == 0] = np.inf
     return dist

@@ -383,3 +383,18 @@ def test_threads_share_the_caches(kernel):
     for t in threads:
         t.join()
     assert not errors, errors[0]
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_split_product_gives_the_same_distances(monkeypatch, threads):
+    from agentbase_kernel.store import vectors
+
+    monkeypatch.setattr(vectors, "SEARCH_THREADS", threads)
+    monkeypatch.setattr(vectors, "_SPLIT_ROWS", 100)
+    rng = np.random.default_rng(threads)
+    matrix = rng.standard_normal((1001, 24)).astype(np.float32)
+    q = rng.standard_normal(24).astype(np.float32)
+    assert np.array_equal(vectors._matvec(matrix, q), matrix @ q)
+    index = VectorIndex.build(((i, _blob(v)) for i, v in enumerate(matrix)), count=len(matrix), dim=24)
+    blobs = [_blob(v) for v in matrix]
+    assert index.search(q, 40) == top_k_cosine(q, list(range(len(matrix))), blobs, 40)
