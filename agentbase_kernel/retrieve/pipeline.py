@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import math
 import re
-import threading
 import time
 import uuid
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -133,18 +131,6 @@ class Retriever:
             fetch = max(fetch, cfg.fusion_pool)
         legs: dict[str, list[int]] = {}
         bm25: dict[int, float] = {}
-        degrade: str | None = None
-        similarity: dict[int, float] = {}
-        qvec: np.ndarray | None = None
-        vector_job = None
-        if not cfg.vectors:
-            degrade = "vectors disabled in config: FTS + NER only"
-        elif self.embedder is None:
-            degrade = "no embedder configured: FTS + NER only"
-        elif cfg.fts and not self.store.conns.in_write:
-            # the vector leg (query embedding + index product, both outside the GIL) runs beside
-            # the FTS leg; inside a write it stays on this thread, which alone sees that write's rows
-            vector_job = _legs_pool().submit(self._vector_leg, query, flt, fetch)
         if cfg.fts:
             ranked: dict[int, float] = {}
             for i, sub in enumerate(subqueries[:6]):
@@ -158,15 +144,22 @@ class Retriever:
                     bm25[rid] = max(bm25.get(rid, 0.0), weight * score)
             legs["fts"] = sorted(ranked, key=lambda r: -ranked[r])
             t = timer.step("recall_fts", t, len(legs["fts"]), fetch=fetch)
-        if cfg.vectors and self.embedder is not None:
-            qvec, hits, leg_ms = vector_job.result() if vector_job is not None else self._vector_leg(query, flt, fetch)
+        degrade: str | None = None
+        similarity: dict[int, float] = {}
+        qvec: np.ndarray | None = None
+        if not cfg.vectors:
+            degrade = "vectors disabled in config: FTS + NER only"
+        elif self.embedder is None:
+            degrade = "no embedder configured: FTS + NER only"
+        else:
+            qvec = np.asarray(self.embedder.embed_batch([query])[0], dtype=np.float32)
+            if not np.any(qvec):
+                qvec = None
+            hits = self.store.vector_search(qvec, flt, fetch) if qvec is not None else []
             legs["vector"] = [rid for rid, _ in hits]
             similarity = {rid: 1.0 - dist for rid, dist in hits}
-            now = time.perf_counter()
-            trace.steps.append(TraceStep("recall_vector", round(leg_ms, 3), len(hits), {
-                "fetch": fetch, "backend": "sqlite-vec" if self.store.vec_enabled else "numpy",
-                "beside_fts": vector_job is not None}))
-            t = now
+            t = timer.step("recall_vector", t, len(hits), fetch=fetch,
+                           backend="sqlite-vec" if self.store.vec_enabled else "numpy")
         trace.degrade_reason = degrade
 
         weights = {"fts": cfg.fts_weight, "vector": cfg.vector_weight}
@@ -248,15 +241,6 @@ class Retriever:
         return FindResult(hits, trace)
 
     # -- steps -------------------------------------------------------------------------------------
-    def _vector_leg(self, query: str, flt: EntryFilter, fetch: int) -> tuple[np.ndarray | None, list[tuple[int, float]], float]:
-        """Embed the query and take its nearest entries: ``(query vector or None, hits, ms)``."""
-        started = time.perf_counter()
-        qvec = np.asarray(self.embedder.embed_batch([query])[0], dtype=np.float32)
-        if not np.any(qvec):
-            return None, [], (time.perf_counter() - started) * 1000
-        hits = self.store.vector_search(qvec, flt, fetch)
-        return qvec, hits, (time.perf_counter() - started) * 1000
-
     def _score_fusion(self, cands: dict[int, _Candidate], bm25: dict[int, float], similarity: dict[int, float],
                       qvec: np.ndarray | None, cfg: RetrievalConfig) -> None:
         """Fuse by score, not rank: ``(1-a) * bm25 / max + a * cosine / max`` over every candidate.
@@ -460,19 +444,6 @@ class Retriever:
             kept.append(h)
             used += cost
         return kept
-
-
-_POOL: ThreadPoolExecutor | None = None
-_POOL_LOCK = threading.Lock()
-
-
-def _legs_pool() -> ThreadPoolExecutor:
-    """One small pool per process for vector legs that run beside FTS legs."""
-    global _POOL
-    with _POOL_LOCK:
-        if _POOL is None:
-            _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="agentbase-vector-leg")
-        return _POOL
 
 
 def _overlaps(value: str, start: Any, end: Any) -> bool:
