@@ -42,7 +42,7 @@ _IMPLICIT = ("bought", "tried", "using", "use ", "buy", "ordered", "started", "l
 @dataclass
 class _Candidate:
     rid: int
-    rrf: float = 0.0
+    fused: float = 0.0
     legs: dict[str, int] = field(default_factory=dict)
     boost: float = 1.0
     matched_by: list[str] = field(default_factory=list)
@@ -167,20 +167,19 @@ class Retriever:
         for leg, rids in legs.items():
             for rank, rid in enumerate(rids):
                 c = cands.setdefault(rid, _Candidate(rid))
-                c.rrf += weights[leg] / (cfg.rrf_k + rank + 1)
+                c.fused += weights[leg] / (cfg.rrf_k + rank + 1)
                 c.legs[leg] = rank
                 c.matched_by.append(leg)
         entries = self.store.entries_by_rid(cands)
         for rid, c in cands.items():
             c.entry = entries.get(rid)
         cands = {r: c for r, c in cands.items() if c.entry is not None}
-        if cfg.fusion == "score":
-            self._score_fusion(cands, bm25, similarity, qvec, cfg)
         if cfg.derived_weight != 1.0:
             for c in cands.values():
                 if c.entry is not None and c.entry.metadata.get("derived") == "fact":
                     c.boost *= cfg.derived_weight
         if cfg.fusion == "score":
+            self._score_fusion(cands, bm25, similarity, qvec, cfg)
             t = timer.step("fuse_scores", t, len(cands), vector_weight=cfg.score_vector_weight,
                            context_vector_weight=cfg.context_vector_weight, pool=fetch)
         else:
@@ -194,7 +193,7 @@ class Retriever:
             self._intent_strategies(intents if cfg.intents else set(), window, cands, cfg, reference)
             t = timer.step("intent_strategies", t, len(cands), intents=trace.intents)
 
-        ordered = sorted(cands.values(), key=lambda c: (-c.rrf * c.boost, c.rid))
+        ordered = sorted(cands.values(), key=lambda c: (-c.fused * c.boost, c.rid))
         if cfg.co_retrieval and ordered:
             ordered = self._co_retrieve(ordered, flt, cfg)
             t = timer.step("co_retrieval", t, len(ordered))
@@ -206,7 +205,7 @@ class Retriever:
             # scale so that the best possible candidate scores 1.0: a score in [0, 1] callers can threshold
             best = 1.0 if cfg.fusion == "score" else (cfg.fts_weight + cfg.vector_weight) / (cfg.rrf_k + 1) or 1.0
             for c in ordered:
-                c.final = min(1.0, c.rrf * c.boost / best)
+                c.final = min(1.0, c.fused * c.boost / best)
         t = timer.step("rerank", t, len(ordered), enabled=cfg.rerank)
 
         if "multi_session" in intents:
@@ -247,8 +246,8 @@ class Retriever:
 
         Ranks throw away how far ahead the leader is; scores keep it, and every candidate of
         either leg gets both signals (a keyword hit's cosine is read from its stored vector).
-        The cosine mixes the entry's own with its context's: the entry's vector plus that of
-        the turn before it in its session, a reply read together with what it answers.
+        The cosine mixes the entry's own with its context's: the entry's vector plus those of
+        the turns around it in its session, a reply read together with what it answers.
         """
         cosine: dict[int, float] = {}
         if qvec is not None and cands:
@@ -258,7 +257,7 @@ class Retriever:
         # a leg that found nothing (or is off) leaves the whole weight to the other
         a = 0.0 if top_cos <= 0 else cfg.score_vector_weight if bm25 else 1.0
         for rid, c in cands.items():
-            c.rrf = (1 - a) * bm25.get(rid, 0.0) / top_bm25 + (a * max(cosine.get(rid, 0.0), 0.0) / top_cos if a else 0.0)
+            c.fused = (1 - a) * bm25.get(rid, 0.0) / top_bm25 + (a * max(cosine.get(rid, 0.0), 0.0) / top_cos if a else 0.0)
 
     def _cosines(self, cands: dict[int, _Candidate], similarity: dict[int, float], qvec: np.ndarray,
                  cfg: RetrievalConfig) -> dict[int, float]:
@@ -372,27 +371,27 @@ class Retriever:
         scores: dict[str, float] = {}
         for c in seeds:
             for eid in neighbours.get(c.entry.id, []):  # type: ignore[union-attr]
-                scores[eid] = max(scores.get(eid, 0.0), c.rrf * c.boost * cfg.co_retrieval_weight)
+                scores[eid] = max(scores.get(eid, 0.0), c.fused * c.boost * cfg.co_retrieval_weight)
         missing = [eid for eid in scores if eid not in have]
         entries = self.store.get_entries(missing) if missing else {}
         added = []
         for eid, score in scores.items():
             known = have.get(eid)
             if known is not None:
-                if score > known.rrf * known.boost:
-                    known.rrf = score / known.boost
+                if score > known.fused * known.boost:
+                    known.fused = score / known.boost
                     known.matched_by.append("co_retrieval")
                 continue
             e = entries.get(eid)
             if e is not None:
-                added.append(_Candidate(rid=-len(added) - 1, rrf=score, entry=e, matched_by=["co_retrieval"]))
+                added.append(_Candidate(rid=-len(added) - 1, fused=score, entry=e, matched_by=["co_retrieval"]))
         merged = ordered + added
-        merged.sort(key=lambda c: (-c.rrf * c.boost, c.rid))
+        merged.sort(key=lambda c: (-c.fused * c.boost, c.rid))
         return merged
 
     def _rerank(self, ordered: list[_Candidate], scope: Scope, reference: datetime, intents: set[str],
                 cfg: RetrievalConfig) -> None:
-        top = max((c.rrf * c.boost for c in ordered), default=1.0) or 1.0
+        top = max((c.fused * c.boost for c in ordered), default=1.0) or 1.0
         half_life = cfg.update_half_life_days if "knowledge_update" in intents else cfg.freshness_half_life_days
         for c in ordered:
             e = c.entry
@@ -404,7 +403,7 @@ class Retriever:
             if scope.session_id and e.session_id == scope.session_id:
                 priority += 0.2
             type_match = 1.0 if ("preference" in intents and e.category == "preference") else 0.0
-            c.final = (0.6 * (c.rrf * c.boost / top) + 0.15 * fresh + 0.1 * e.confidence
+            c.final = (0.6 * (c.fused * c.boost / top) + 0.15 * fresh + 0.1 * e.confidence
                        + 0.1 * priority + 0.05 * type_match)
 
     def _spread_sessions(self, ordered: list[_Candidate]) -> list[_Candidate]:
