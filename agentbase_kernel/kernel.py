@@ -553,8 +553,7 @@ class Kernel:
             for i, item in enumerate(items):
                 pos = None if position is None else position + i
                 stored.append(store.insert_message(sid, item, pos))
-            to_ingest = [(m, item) for m, item in zip(stored, items)
-                         if item["ingest"] and m.role != "system" and m.content.strip()]
+            to_ingest = [(m, item) for m, item in zip(stored, items) if item["ingest"] and _is_turn(m)]
             if to_ingest:
                 before, after = _turn_context(store, sid, stored, appended=position is None)
                 mem_items = [{
@@ -681,8 +680,7 @@ class Kernel:
         report["embedding_pending"] = pending
         if self.embedder is None:
             report["texts_without_vector"] = 0
-        missing = max(report["texts_without_vector"] - pending, 0) if pending else report["texts_without_vector"]
-        report["ok"] = report["ok"] and missing == 0
+        report["ok"] = report["ok"] and report["texts_without_vector"] <= pending
         return report
 
     def rebuild(self) -> dict[str, Any]:
