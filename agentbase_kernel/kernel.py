@@ -152,8 +152,12 @@ class Kernel:
                 from .text.embedders import get_embedder
                 from .text.ner import load_ner
 
-                store = SqliteStore(self.path, busy_timeout_ms=self.config.storage.busy_timeout_ms,
-                                    synchronous=self.config.storage.synchronous, create=self._create)
+                storage = self.config.storage
+                store = SqliteStore(self.path, busy_timeout_ms=storage.busy_timeout_ms,
+                                    synchronous=storage.synchronous, create=self._create,
+                                    vector_cache_bytes=storage.vector_cache_bytes,
+                                    vector_shortlist_above=storage.vector_shortlist_above,
+                                    fts_cache=storage.fts_cache)
                 store.open()
                 try:
                     embedder = get_embedder(self._embedder_spec)

@@ -106,9 +106,20 @@ def _idf(n: int, df: int) -> float:
 
 # 2 GiB: one scope of 1M memories at 384 dims (1.5 GB) fits; least recently searched scopes go first
 _VECTOR_CACHE_BYTES = 2 << 30
+# a scope with more vectors is searched through a 1-bit shortlist, then exactly (store/vectors.py)
+_VECTOR_SHORTLIST_ABOVE = 50_000
 _FTS_CACHE_ITEMS = 20_000
 # nearest rows checked against a filter in SQL before asking SQL for every row that passes it
 _OVERFETCH_MAX = 4096
+
+
+def _loads(text: str) -> Any:
+    """``json.loads``, with the empty list and object (most tags, flags and dates) read for free."""
+    if text == "[]":
+        return []
+    if text == "{}":
+        return {}
+    return json.loads(text)
 
 
 def _dumps(value: Any) -> str:
@@ -127,13 +138,14 @@ class SqliteStore:
 
     def __init__(self, path: Path, *, busy_timeout_ms: int = 30_000, synchronous: str = "NORMAL",
                  use_vec: bool = True, create: bool = True, vector_cache_bytes: int = _VECTOR_CACHE_BYTES,
-                 fts_cache: bool = True) -> None:
+                 fts_cache: bool = True, vector_shortlist_above: int = _VECTOR_SHORTLIST_ABOVE) -> None:
         self.path = path
         self.create = create
         self.conns = Connections(path, busy_timeout_ms=busy_timeout_ms, synchronous=synchronous,
                                  use_vec=use_vec)
         self._module = self.conns.module
         self.vector_cache_bytes = vector_cache_bytes
+        self.vector_shortlist_above = vector_shortlist_above
         self.fts_cache = fts_cache
         self._cache_lock = threading.RLock()
         self._vindex: OrderedDict[tuple[str | None, ...], VectorIndex] = OrderedDict()
@@ -296,13 +308,13 @@ class SqliteStore:
          invalid_at, expires_at, superseded_by) = row
         return Entry(
             id=id_, l2_full=l2, l0_abstract=l0, l1_overview=l1, context_type=ContextType(ctype),
-            category=category, tags=json.loads(tags),
+            category=category, tags=_loads(tags),
             scope=Scope(user_id=user_id, agent_id=agent_id, project_id=project_id, session_id=session_id),
             role=role, actor=actor, confidence=confidence, content_hash=chash,
-            metadata=json.loads(metadata), created_at=parse_iso(created), updated_at=parse_iso(updated),
+            metadata=_loads(metadata), created_at=parse_iso(created), updated_at=parse_iso(updated),
             valid_from=parse_iso(valid_from), invalid_at=parse_iso(invalid_at),
-            expires_at=parse_iso(expires_at), event_dates=json.loads(event_dates),
-            flags=json.loads(flags), superseded_by=superseded_by,
+            expires_at=parse_iso(expires_at), event_dates=_loads(event_dates),
+            flags=_loads(flags), superseded_by=superseded_by,
         )
 
     @_mapped
@@ -597,7 +609,8 @@ class SqliteStore:
             rows = conn.execute(f"SELECT e.rid, v.vector FROM entries e JOIN embeddings v "
                                 f"ON v.content_hash = e.content_hash WHERE {where} ORDER BY e.rid", args)
             try:
-                index = VectorIndex.build(rows, count=count, dim=dim, seq=seq)
+                index = VectorIndex.build(rows, count=count, dim=dim, seq=seq,
+                                          shortlist_above=self.vector_shortlist_above)
             except ValueError as exc:
                 raise StorageError(f"{self.path} holds vectors of different sizes ({exc}) - "
                                    "re-embed it with one embedder", path=str(self.path)) from exc
@@ -638,28 +651,35 @@ class SqliteStore:
         if np.asarray(query).shape != (dim,) and index.size:
             raise InvalidArgument(f"The query vector has {np.asarray(query).size} dims, this store's vectors "
                                   f"have {dim} - embed the query with the store's embedder")
-        dist = index.distances(query) if index.size else None
-        if dist is None:
+        if not index.size:
             return []
         rids = index.rids[: index.size]
-        # the filter is checked on the nearest rows, in exact (distance, rid) order, 2k, 16k, ... at a time
-        out: list[tuple[int, float]] = []
-        n, done = max(2 * k, k + 32), 0
+        # the filter is checked on the nearest rows, in (distance, rid) order, 2k, 16k, ... at a time
+        passing: dict[int, bool] = {}
+        n = max(2 * k, k + 32)
         while True:
-            order = nearest(dist, rids, n)
-            fresh = order[done:]
-            passing = self._rids_passing(conn, [int(r) for r in rids[fresh]], where, args)
-            out.extend((int(rids[i]), float(dist[i])) for i in fresh if int(rids[i]) in passing)
+            found = index.nearest(query, n)
+            if found is None:
+                return []
+            order, dist = found
+            found_rids = [int(r) for r in rids[order]]
+            fresh = [r for r in found_rids if r not in passing]
+            ok = self._rids_passing(conn, fresh, where, args)
+            passing.update((r, r in ok) for r in fresh)
+            out = [(r, float(d)) for r, d in zip(found_rids, dist.tolist()) if passing[r]]
             if len(out) >= k or len(order) < n:
                 return out[:k]
             if n >= _OVERFETCH_MAX:
                 break
-            done, n = len(order), n * 8
-        # a selective filter: rank only the rows SQL says pass
+            n *= 8
+        # a selective filter: rank only the rows SQL says pass, exactly
         allowed = np.fromiter((r[0] for r in conn.execute(f"SELECT e.rid FROM entries e WHERE {where}", args)),
                               dtype=np.int64)
-        dist = np.where(np.isin(rids, allowed), dist, np.inf)
-        return [(int(rids[i]), float(dist[i])) for i in nearest(dist, rids, k)]
+        full = index.distances(query)
+        if full is None:
+            return []
+        full = np.where(np.isin(rids, allowed), full, np.inf)
+        return [(int(rids[i]), float(full[i])) for i in nearest(full, rids, k)]
 
     def _rids_passing(self, conn: Any, rids: list[int], where: str, args: list[Any]) -> set[int]:
         out: set[int] = set()

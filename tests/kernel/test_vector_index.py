@@ -398,3 +398,94 @@ def test_split_product_gives_the_same_distances(monkeypatch, threads):
     index = VectorIndex.build(((i, _blob(v)) for i, v in enumerate(matrix)), count=len(matrix), dim=24)
     blobs = [_blob(v) for v in matrix]
     assert index.search(q, 40) == top_k_cosine(q, list(range(len(matrix))), blobs, 40)
+
+
+# -- the 1-bit shortlist of big scopes -------------------------------------------------------------
+def _clustered(n: int, dim: int, seed: int) -> np.ndarray:
+    """Unit vectors like a sentence model's: a few directions carry most of the variance, plus a
+    shared offset (on isotropic noise no 1-bit code keeps neighbours, and no text model makes it)."""
+    basis = np.random.default_rng(0).standard_normal((12, dim))
+    rng = np.random.default_rng(seed)
+    rows = rng.standard_normal((n, 12)) @ basis + 0.5 + 0.5 * rng.standard_normal((n, dim))
+    return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+
+
+def _shortlisted(matrix: np.ndarray, monkeypatch, share: float = 0.1) -> VectorIndex:
+    from agentbase_kernel.store import vectors
+
+    monkeypatch.setattr(vectors, "SHORTLIST_SHARE", share)
+    monkeypatch.setattr(vectors, "SHORTLIST_MIN", 1)
+    monkeypatch.setattr(vectors, "SHORTLIST_PER_RESULT", 1)
+    return VectorIndex.build(((i + 1, _blob(v)) for i, v in enumerate(matrix)), count=len(matrix),
+                             dim=matrix.shape[1], shortlist_above=1000)
+
+
+def test_shortlist_ranks_exactly_and_keeps_the_nearest(monkeypatch):
+    matrix = _clustered(6000, 64, 1)
+    index = _shortlisted(matrix, monkeypatch)
+    exact = VectorIndex.build(((i + 1, _blob(v)) for i, v in enumerate(matrix)), count=len(matrix), dim=64)
+    queries = _clustered(50, 64, 2)
+    overlap = []
+    for q in queries:
+        got = index.search(q, 20)
+        want = exact.search(q, 20)
+        assert index.codes is not None  # this search went through the shortlist
+        # every distance returned is the exact one, in (distance, rid) order
+        for rid, dist in got:
+            assert dist == pytest.approx(1 - float(matrix[rid - 1] @ q), abs=1e-6)
+        assert got == sorted(got, key=lambda rd: (rd[1], rd[0]))
+        overlap.append(len({r for r, _ in got} & {r for r, _ in want}) / 20)
+    assert np.mean(overlap) >= 0.95, overlap  # a random list of the same length keeps ~0.1
+
+
+def test_shortlist_is_exact_when_it_would_cover_half_the_scope(monkeypatch):
+    matrix = _clustered(3000, 32, 3)
+    index = _shortlisted(matrix, monkeypatch, share=0.6)
+    q = _clustered(1, 32, 4)[0]
+    ids = list(range(1, len(matrix) + 1))
+    assert index.search(q, 30) == top_k_cosine(q, ids, [_blob(v) for v in matrix], 30)
+    assert index.codes is None  # never needed
+
+
+def test_shortlist_follows_removals_and_new_rows(monkeypatch):
+    matrix = _clustered(4000, 32, 5)
+    index = _shortlisted(matrix, monkeypatch)
+    q = matrix[10].copy()
+    assert index.search(q, 1)[0][0] == 11  # builds the codes
+    index.apply([11], [])
+    assert 11 not in {r for r, _ in index.search(q, 50)}
+    # a new row equal to the query, and a changed row turned into it: both found first
+    index.apply([], [(9000, _blob(q)), (500, _blob(q))])
+    assert {r for r, _ in index.search(q, 2)} == {500, 9000}
+    index.apply([], [(50, _blob(q))])  # a rid below the largest: the codes shift with the rows
+    assert {r for r, _ in index.search(q, 3)} == {50, 500, 9000}
+    index.apply(list(range(1000, 4001)), [])  # most rows gone: compacted, codes with them
+    assert index.dead == 0 and len(index.codes) == index.size
+    assert {r for r, _ in index.search(q, 3)} == {50, 500, 9000}
+
+
+def test_store_shortlists_big_scopes_and_still_applies_filters(tmp_path, monkeypatch, hash_embedder):
+    from agentbase_kernel import Config
+    from agentbase_kernel.store import vectors
+
+    monkeypatch.setattr(vectors, "SHORTLIST_MIN", 8)
+    monkeypatch.setattr(vectors, "SHORTLIST_PER_RESULT", 1)
+    monkeypatch.setattr(vectors, "SHORTLIST_SHARE", 0.2)
+    config = Config().with_(storage={"vector_shortlist_above": 50})
+    with Kernel(tmp_path / "s.db", embedder=hash_embedder, ner="regex", config=config) as kernel:
+        assert kernel.store.vector_shortlist_above == 50
+        _fill(kernel, 300)
+        rng = random.Random(9)
+        for _ in range(30):
+            flt = _random_filter(rng)
+            q = _query(kernel, " ".join(rng.sample(WORDS, 3)))
+            got = kernel.store.vector_search(q, flt, 10)
+            scan = kernel.store.vector_search(q, flt, 10, use_index=False, force_numpy=True)
+            # what the shortlist returns passes the filter, with exact distances, nearest first
+            passing = {r for r, _ in kernel.store.vector_search(q, flt, 1000, use_index=False, force_numpy=True)}
+            assert {r for r, _ in got} <= passing
+            assert [d for _, d in got] == sorted(d for _, d in got)
+            exact = dict(kernel.store.vector_search(q, flt, 1000, use_index=False, force_numpy=True))
+            assert all(d == pytest.approx(exact[r], abs=1e-6) for r, d in got)
+            assert len(got) == min(10, len(scan))
+        assert any(i.codes is not None for i in kernel.store._vindex.values())
