@@ -122,6 +122,13 @@ def scale_section(scale: dict[str, Any]) -> list[str]:
         parts = [f"{a['size']:,}→{b['size']:,}: {_slope(a['size'], a['bytes'], b['size'], b['bytes']):.2f}"
                  for a, b in zip(rows, rows[1:])]
         out.append("- file size: " + ", ".join(parts))
+    kept = [r for r in rows if "exact_top60_kept" in r.get("vector_index", {})]
+    if kept:
+        out += ["", "How much of the exact vector ranking the index's answer keeps (above "
+                f"{kept[0]['vector_index']['shortlist_above']:,} memories it ranks a 1-bit shortlist exactly; "
+                "below, it is exact): " + "; ".join(
+                    f"{r['size']:,}: top 10 {r['vector_index']['exact_top10_kept']:.3f}, top 60 "
+                    f"{r['vector_index']['exact_top60_kept']:.3f}" for r in kept) + "."]
     out += ["", "Queries per size: " + ", ".join(f"{r['size']:,}: {r['queries']}" for r in rows)
             + (". agentbase code per size: " + "; ".join(codes) if codes else "") + "."]
     missing = [s for s in (10_000, 100_000, 1_000_000) if str(s) not in scale["sizes"]]

@@ -21,6 +21,10 @@ caches (each query's terms would otherwise be cached by the leg timed just befor
 * ``vector numpy (RAM)``: one matrix-vector product over vectors already in memory -- the floor;
 * ``find``: ``Kernel.find(top_k=10)`` with the default configuration (every leg, fusion, rerank, trace).
 
+Above ``storage.vector_shortlist_above`` memories (50k) the index ranks a 1-bit shortlist exactly
+instead of every row: the row records how much of the exact top 10 and top 60 (the ``vector numpy
+(RAM)`` ranking) the index's answer keeps.
+
 The row also records the index's build time (the first search of a fresh store) and size, and the
 mean per-step milliseconds of ``find``'s trace.
 """
@@ -98,9 +102,11 @@ def run_size(size: int, workdir: Path, *, n_queries: int | None = None, batch: i
         index_build_ms = (time.perf_counter() - t0) * 1000
         index_bytes = sum(i.nbytes for i in legs_store._vindex.values())
         with store.conns.read() as conn:
-            rows = conn.execute("SELECT v.vector FROM entries e JOIN embeddings v ON v.content_hash = e.content_hash "
-                                "WHERE e.user_id = ?", ("u0",)).fetchall()
-        matrix = np.frombuffer(b"".join(r[0] for r in rows), dtype="<f4").reshape(len(rows), -1)
+            rows = conn.execute("SELECT e.rid, v.vector FROM entries e JOIN embeddings v ON v.content_hash = e.content_hash "
+                                "WHERE e.user_id = ? ORDER BY e.rid", ("u0",)).fetchall()
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
+        matrix_rids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        kept: dict[int, list[float]] = {10: [], 60: []}
         del rows
         # the scans read the whole scope per query (~1.5 GB a query at 1M for numpy): timed on a subset
         scan_every = 1 if size <= 10_000 else 4 if size <= 100_000 else 10
@@ -127,6 +133,10 @@ def run_size(size: int, workdir: Path, *, n_queries: int | None = None, batch: i
             t0 = time.perf_counter()
             store.vector_search(qv, flt, 30)
             timings["vector index (sqlite-vec)"].append((time.perf_counter() - t0) * 1000)
+            exact_order = np.argsort(-(matrix @ qv), kind="stable")
+            answer = [rid for rid, _ in store.vector_search(qv, flt, 60)]
+            for k in kept:
+                kept[k].append(len(set(answer[:k]) & set(matrix_rids[exact_order[:k]].tolist())) / k)
             t0 = time.perf_counter()
             legs_store.vector_search(qv, flt, 30)
             timings["vector index (numpy)"].append((time.perf_counter() - t0) * 1000)
@@ -148,7 +158,10 @@ def run_size(size: int, workdir: Path, *, n_queries: int | None = None, batch: i
             "bytes": size_bytes, "bytes_per_memory": round(size_bytes / size, 1), "queries": len(qs),
             "batch": batch, "search": {leg: percentiles(ms) | {"n": len(ms)} for leg, ms in timings.items()},
             "vector_index": {"build_ms": round(index_build_ms, 1), "bytes": index_bytes,
-                             "first_find_ms": round(first_find_ms, 1)},
+                             "first_find_ms": round(first_find_ms, 1),
+                             "shortlist_above": config.storage.vector_shortlist_above,
+                             "exact_top10_kept": round(float(np.mean(kept[10])), 4),
+                             "exact_top60_kept": round(float(np.mean(kept[60])), 4)},
             "find_steps_mean_ms": {name: round(sum(ms) / len(ms), 3) for name, ms in steps.items()},
             "peak_rss": peak_rss_bytes(), "engine": f"vectors={info['vector_backend']}, ner={info['ner_stage']}, "
                                                     f"embedder={embedder.name}"}
