@@ -204,9 +204,14 @@ class _Mem0Embedder:
 
 
 class _Mem0Peer:
-    """The real ``mem0.Memory``, offline: embedded Qdrant on disk, MiniLM, ``infer=False``."""
+    """The real ``mem0.Memory``, offline: embedded Qdrant on disk, MiniLM, ``infer=False``.
 
-    def __init__(self, workdir: Path, embedder: Any) -> None:
+    ``embedder=None`` keeps Mem0's own embedder: its ``huggingface`` provider (sentence-transformers
+    on torch) pointed at the same bundled MiniLM folder -- what a Mem0 user configures. Otherwise
+    the given object replaces it (framework-contracts.md A.6), so both layers share one runtime.
+    """
+
+    def __init__(self, workdir: Path, embedder: Any, dim: int = 384) -> None:
         from mem0 import Memory
         from qdrant_client import QdrantClient
 
@@ -217,14 +222,19 @@ class _Mem0Peer:
         warnings.filterwarnings("ignore", message="Payload indexes have no effect", category=UserWarning)
         config = {
             "vector_store": {"provider": "qdrant", "config": {"collection_name": "bench", "client": self.client,
-                                                              "embedding_model_dims": embedder.dim}},
+                                                              "embedding_model_dims": dim}},
             "llm": {"provider": "openai", "config": {"api_key": "sk-offline-benchmark"}},
-            "embedder": {"provider": "openai", "config": {"api_key": "sk-offline-benchmark",
-                                                          "embedding_dims": embedder.dim}},
+            "embedder": {"provider": "openai", "config": {"api_key": "sk-offline-benchmark", "embedding_dims": dim}},
             "history_db_path": str(self.store_dir / "history.db"),
         }
+        if embedder is None:
+            from agentbase_kernel.text.embedders import bundled_minilm_path
+
+            config["embedder"] = {"provider": "huggingface",
+                                  "config": {"model": str(bundled_minilm_path()), "embedding_dims": dim}}
         self.memory = Memory.from_config(config)
-        self.memory.embedding_model = _Mem0Embedder(embedder)
+        if embedder is not None:
+            self.memory.embedding_model = _Mem0Embedder(embedder)
         self.dia: dict[str, str] = {}
 
     def add(self, sample: str, turns: list[dict[str, Any]]) -> None:
@@ -260,12 +270,17 @@ def _mem0_spacy() -> str:
     return "none"
 
 
-def _run_mem0(data: list[dict[str, Any]], workdir: Path, *, progress: bool, smoke: bool) -> dict[str, Any]:
+def _run_mem0(data: list[dict[str, Any]], workdir: Path, *, progress: bool, smoke: bool,
+              own_embedder: bool = False) -> dict[str, Any]:
     from .common import offline_env
 
     offline_env()
     spacy_name = _mem0_spacy()
-    peer = _Mem0Peer(workdir, _embedder(smoke))
+    # the smoke test never loads torch: Mem0's own embedder is exercised by the real run only
+    own = own_embedder and not smoke
+    peer = _Mem0Peer(workdir, None if own else _embedder(smoke))
+    embedder_note = ("its own huggingface embedder (sentence-transformers on torch) on the bundled MiniLM"
+                     if own else "agentbase's MiniLM object (onnxruntime) in place of its embedder")
     sessions = _by_session(data)
     pbar = bar(sum(len(t) for _, _, t in sessions), "ingest mem0", progress)
     started = time.perf_counter()
@@ -283,8 +298,8 @@ def _run_mem0(data: list[dict[str, Any]], workdir: Path, *, progress: bool, smok
     return {"ingest_turns": len(peer.dia), "ingest_s": seconds, "rows": [row], "bytes": tree_bytes(peer.store_dir),
             "stored_rows": len(peer.dia),
             "engine": f"mem0ai {getattr(mem0, '__version__', '?')} Memory, infer=False, embedded Qdrant on disk, "
-                      f"spaCy {spacy_name} for its entity boosts, no fastembed (so its BM25 leg is off), "
-                      "search threshold=0"}
+                      f"{embedder_note}, spaCy {spacy_name} for its entity boosts, no fastembed (so its BM25 leg is "
+                      "off), search threshold=0"}
 
 
 SYSTEMS: dict[str, System] = {
@@ -301,7 +316,11 @@ SYSTEMS: dict[str, System] = {
                               _run_agentbase, {"embedder": False, "ner": False, "facts": False, "dates": False}),
     "fts5": System("plain FTS5 BM25", "baseline", "FTS5 insert", _run_fts5),
     "dense": System("plain dense MiniLM cosine", "baseline", "MiniLM embeddings (batched per session)", _run_dense),
-    "mem0": System("Mem0 OSS (infer=False)", "peer", "embeddings one by one (Mem0's infer=False path)", _run_mem0),
+    "mem0": System("Mem0 OSS (infer=False)", "peer",
+                   "embeddings one by one (Mem0's infer=False path), agentbase's onnxruntime MiniLM", _run_mem0),
+    "mem0-own-embedder": System("Mem0 OSS (infer=False), its own embedder", "peer",
+                                "embeddings one by one, Mem0's huggingface provider (torch) on the same MiniLM",
+                                _run_mem0, {"own_embedder": True}),
 }
 
 
