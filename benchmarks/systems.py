@@ -276,8 +276,8 @@ def _run_mem0(data: list[dict[str, Any]], workdir: Path, *, progress: bool, smok
 
     offline_env()
     spacy_name = _mem0_spacy()
-    # the smoke test never loads torch: Mem0's own embedder is exercised by the real run only
-    own = own_embedder and not smoke
+    # Mem0's own embedder is the real MiniLM on torch, in smoke runs too (their few turns take seconds)
+    own = own_embedder
     peer = _Mem0Peer(workdir, None if own else _embedder(smoke))
     embedder_note = ("its own huggingface embedder (sentence-transformers on torch) on the bundled MiniLM"
                      if own else "agentbase's MiniLM object (onnxruntime) in place of its embedder")
