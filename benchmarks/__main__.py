@@ -29,7 +29,7 @@ from .common import ROOT, offline_env, run_worker, versions
 # spin at every barrier waiting for a descheduled sibling: one MiniLM query took 1,430 ms with 2 threads
 # and 151 ms with 1 (measured here). Every system embeds with the same MiniLM, so all get the same setting.
 SINGLE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-ORDER = ("agentbase", "agentbase-deferred", "agentbase-no-vectors", "agentbase-no-ner", "agentbase-store", "fts5", "dense", "mem0",
+ORDER = ("agentbase", "agentbase-deferred", "agentbase-no-vectors", "agentbase-no-ner", "agentbase-store", "fts5", "dense", "langgraph", "mem0",
          "mem0-own-embedder")
 
 

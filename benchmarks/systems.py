@@ -188,6 +188,47 @@ def _run_dense(data: list[dict[str, Any]], workdir: Path, *, progress: bool, smo
             "engine": f"numpy {np.__version__} float32 matrix, embedder={getattr(embedder, 'name', '?')}"}
 
 
+# -- LangGraph's own store --------------------------------------------------------------------------
+
+class _LangGraphPeer:
+    """LangGraph's ``InMemoryStore`` with semantic search: what ``graph.compile(store=...)`` users have
+    before they pick a persistent store. Same MiniLM object; one batched ``PutOp`` list per session."""
+
+    def __init__(self, embedder: Any) -> None:
+        from langgraph.store.memory import InMemoryStore
+
+        self.store = InMemoryStore(index={"dims": embedder.dim, "fields": ["text"],
+                                          "embed": lambda texts: embedder.embed_batch(list(texts)).tolist()})
+
+    def add(self, sample: str, turns: list[dict[str, Any]]) -> None:
+        from langgraph.store.base import PutOp
+
+        self.store.batch([PutOp(("locomo", sample), t["dia_id"], {"text": locomo.turn_text(t)}) for t in turns])
+
+    def find(self, query: str, *, top_k: int, user_id: str, **_: Any) -> _Hits:
+        return _Hits(_hit(item.key) for item in self.store.search(("locomo", user_id), query=query, limit=top_k))
+
+
+def _run_langgraph(data: list[dict[str, Any]], workdir: Path, *, progress: bool, smoke: bool) -> dict[str, Any]:
+    import importlib.metadata
+
+    peer = _LangGraphPeer(_embedder(smoke))
+    sessions = _by_session(data)
+    pbar = bar(sum(len(t) for _, _, t in sessions), "ingest langgraph", progress)
+    started = time.perf_counter()
+    for sample, _, turns in sessions:
+        if turns:
+            peer.add(sample, turns)
+        pbar.update(len(turns))
+    seconds = time.perf_counter() - started
+    pbar.close()
+    row = locomo.evaluate(peer, data, locomo.reference_times(data), label="langgraph", progress=progress)
+    n = sum(len(t) for _, _, t in sessions)
+    return {"ingest_turns": n, "ingest_s": seconds, "rows": [row], "bytes": 0, "stored_rows": n,
+            "engine": f"langgraph {importlib.metadata.version('langgraph')} InMemoryStore, index on 'text', "
+                      "the same MiniLM object; in RAM only (nothing on disk: bytes 0)"}
+
+
 # -- Mem0 OSS --------------------------------------------------------------------------------------
 
 class _Mem0Embedder:
@@ -316,6 +357,8 @@ SYSTEMS: dict[str, System] = {
                               _run_agentbase, {"embedder": False, "ner": False, "facts": False, "dates": False}),
     "fts5": System("plain FTS5 BM25", "baseline", "FTS5 insert", _run_fts5),
     "dense": System("plain dense MiniLM cosine", "baseline", "MiniLM embeddings (batched per session)", _run_dense),
+    "langgraph": System("LangGraph InMemoryStore (semantic search)", "peer",
+                        "MiniLM embeddings (one batch per session), in RAM", _run_langgraph),
     "mem0": System("Mem0 OSS (infer=False)", "peer",
                    "embeddings one by one (Mem0's infer=False path), agentbase's onnxruntime MiniLM", _run_mem0),
     "mem0-own-embedder": System("Mem0 OSS (infer=False), its own embedder", "peer",

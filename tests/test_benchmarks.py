@@ -64,7 +64,9 @@ def test_every_system_ingests_and_scores_in_process(name, tmp_path):
     assert scores["all"]["n"] == 3  # category 5 is left out
     assert result["rows"][0]["malformed_evidence"] == 1  # "D9:9" points to no turn
     assert result["turns"] == 5
-    assert result["bytes"] > 0 and result["peak_rss"] > 0 and result["ingest_per_s"] > 0
+    in_ram_only = name == "langgraph"  # LangGraph's InMemoryStore writes nothing to disk
+    assert (result["bytes"] > 0) != in_ram_only
+    assert result["peak_rss"] > 0 and result["ingest_per_s"] > 0
     assert 0 <= scores["all"]["hit@20"] <= 1
 
 
