@@ -435,6 +435,8 @@ def test_shortlist_ranks_exactly_and_keeps_the_nearest(monkeypatch):
             assert dist == pytest.approx(1 - float(matrix[rid - 1] @ q), abs=1e-6)
         assert got == sorted(got, key=lambda rd: (rd[1], rd[0]))
         overlap.append(len({r for r, _ in got} & {r for r, _ in want}) / 20)
+        # the codes are of unit vectors: a query's length changes nothing
+        assert [r for r, _ in index.search(q * 100, 20)] == [r for r, _ in got]
     assert np.mean(overlap) >= 0.95, overlap  # a random list of the same length keeps ~0.1
 
 
