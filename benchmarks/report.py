@@ -252,7 +252,7 @@ def render(outdir: Path) -> Path:
                      + (" — quick run (first conversation only)" if run.get("quick") else "") + ".")
     if scale:
         lines.append(f"Scaling run(s): {', '.join(sorted({r['finished'] for r in scale['sizes'].values()}))} UTC.")
-    lines += ["", "The machine is 2 shared CPU cores; other jobs ran during these runs, so absolute times are noisy. "
+    lines += ["", "The machine is 2 shared CPU cores; other jobs may run beside a benchmark, so absolute times are noisy. "
               "The ratios compare systems measured in the same run, one after another. Every worker runs with one "
               "BLAS/OpenMP thread (`OMP_NUM_THREADS=1`): on oversubscribed cores torch's two OpenMP threads made one "
               "MiniLM query embedding ~10× slower (1,430 ms vs 151 ms, measured here).", ""]
