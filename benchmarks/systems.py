@@ -147,20 +147,32 @@ def _by_session(data: list[dict[str, Any]]) -> list[tuple[str, int, list[dict[st
             for conv in data for n, _, turns in locomo.sessions_of(conv["conversation"])]
 
 
+def _timed_ingest(data: list[dict[str, Any]], add: Callable[[str, list[dict[str, Any]]], None], label: str,
+                  progress: bool, finish: Callable[[], None] | None = None) -> tuple[float, int]:
+    """Hand each session's turns to ``add(sample, turns)`` (then ``finish()``): seconds taken, turns given."""
+    sessions = _by_session(data)
+    total = sum(len(t) for _, _, t in sessions)
+    pbar = bar(total, f"ingest {label}", progress)
+    started = time.perf_counter()
+    for sample, _, turns in sessions:
+        if turns:
+            add(sample, turns)
+        pbar.update(len(turns))
+    if finish is not None:
+        finish()
+    seconds = time.perf_counter() - started
+    pbar.close()
+    return seconds, total
+
+
 def _run_fts5(data: list[dict[str, Any]], workdir: Path, *, progress: bool, smoke: bool) -> dict[str, Any]:
     path = workdir / "fts5.db"
     base = _Fts5Baseline(path)
-    sessions = _by_session(data)
-    pbar = bar(sum(len(t) for _, _, t in sessions), "ingest fts5", progress)
-    started = time.perf_counter()
-    for sample, _, turns in sessions:
-        base.add([(locomo.turn_text(t), sample, t["dia_id"]) for t in turns])
-        pbar.update(len(turns))
-    seconds = time.perf_counter() - started
-    pbar.close()
+    seconds, n = _timed_ingest(
+        data, lambda sample, turns: base.add([(locomo.turn_text(t), sample, t["dia_id"]) for t in turns]),
+        "fts5", progress)
     row = locomo.evaluate(base, data, locomo.reference_times(data), label="fts5", progress=progress)
     base.conn.close()
-    n = sum(len(t) for _, _, t in sessions)
     return {"ingest_turns": n, "ingest_s": seconds, "rows": [row], "bytes": tree_bytes(path), "stored_rows": n,
             "engine": f"sqlite {sqlite3.sqlite_version} FTS5, unicode61 tokenizer, bm25()"}
 
@@ -168,22 +180,14 @@ def _run_fts5(data: list[dict[str, Any]], workdir: Path, *, progress: bool, smok
 def _run_dense(data: list[dict[str, Any]], workdir: Path, *, progress: bool, smoke: bool) -> dict[str, Any]:
     embedder = _embedder(smoke)
     base = _DenseBaseline(embedder)
-    sessions = _by_session(data)
-    pbar = bar(sum(len(t) for _, _, t in sessions), "ingest dense", progress)
-    started = time.perf_counter()
-    for sample, _, turns in sessions:
-        if turns:
-            base.add(sample, [locomo.turn_text(t) for t in turns], [t["dia_id"] for t in turns])
-        pbar.update(len(turns))
-    base.freeze()
-    seconds = time.perf_counter() - started
-    pbar.close()
+    seconds, n = _timed_ingest(
+        data, lambda sample, turns: base.add(sample, [locomo.turn_text(t) for t in turns], [t["dia_id"] for t in turns]),
+        "dense", progress, finish=base.freeze)
     row = locomo.evaluate(base, data, locomo.reference_times(data), label="dense", progress=progress)
     # what a user would persist: the float32 matrix plus the texts and ids
     path = workdir / "dense.npz"
-    texts = np.array([locomo.turn_text(t) for _, _, turns in sessions for t in turns])
+    texts = np.array([locomo.turn_text(t) for _, _, turns in _by_session(data) for t in turns])
     np.savez(path, texts=texts, **{f"m_{s}": m for s, m in base.matrix.items()})
-    n = len(texts)
     return {"ingest_turns": n, "ingest_s": seconds, "rows": [row], "bytes": path.stat().st_size, "stored_rows": n,
             "engine": f"numpy {np.__version__} float32 matrix, embedder={getattr(embedder, 'name', '?')}"}
 
@@ -213,17 +217,8 @@ def _run_langgraph(data: list[dict[str, Any]], workdir: Path, *, progress: bool,
     import importlib.metadata
 
     peer = _LangGraphPeer(_embedder(smoke))
-    sessions = _by_session(data)
-    pbar = bar(sum(len(t) for _, _, t in sessions), "ingest langgraph", progress)
-    started = time.perf_counter()
-    for sample, _, turns in sessions:
-        if turns:
-            peer.add(sample, turns)
-        pbar.update(len(turns))
-    seconds = time.perf_counter() - started
-    pbar.close()
+    seconds, n = _timed_ingest(data, peer.add, "langgraph", progress)
     row = locomo.evaluate(peer, data, locomo.reference_times(data), label="langgraph", progress=progress)
-    n = sum(len(t) for _, _, t in sessions)
     return {"ingest_turns": n, "ingest_s": seconds, "rows": [row], "bytes": 0, "stored_rows": n,
             "engine": f"langgraph {importlib.metadata.version('langgraph')} InMemoryStore, index on 'text', "
                       "the same MiniLM object; in RAM only (nothing on disk: bytes 0)"}
@@ -318,19 +313,10 @@ def _run_mem0(data: list[dict[str, Any]], workdir: Path, *, progress: bool, smok
     offline_env()
     spacy_name = _mem0_spacy()
     # Mem0's own embedder is the real MiniLM on torch, in smoke runs too (their few turns take seconds)
-    own = own_embedder
-    peer = _Mem0Peer(workdir, None if own else _embedder(smoke))
+    peer = _Mem0Peer(workdir, None if own_embedder else _embedder(smoke))
     embedder_note = ("its own huggingface embedder (sentence-transformers on torch) on the bundled MiniLM"
-                     if own else "agentbase's MiniLM object (onnxruntime) in place of its embedder")
-    sessions = _by_session(data)
-    pbar = bar(sum(len(t) for _, _, t in sessions), "ingest mem0", progress)
-    started = time.perf_counter()
-    for sample, _, turns in sessions:
-        if turns:
-            peer.add(sample, turns)
-        pbar.update(len(turns))
-    seconds = time.perf_counter() - started
-    pbar.close()
+                     if own_embedder else "agentbase's MiniLM object (onnxruntime) in place of its embedder")
+    seconds, _ = _timed_ingest(data, peer.add, "mem0", progress)
     row = locomo.evaluate(peer, data, locomo.reference_times(data), label="mem0", progress=progress)
     peer.memory.close()
     peer.client.close()
