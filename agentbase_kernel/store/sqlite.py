@@ -654,11 +654,17 @@ class SqliteStore:
         if not index.size:
             return []
         rids = index.rids[: index.size]
-        # the filter is checked on the nearest rows, in (distance, rid) order, 2k, 16k, ... at a time
+        # the filter is checked on the nearest rows, in (distance, rid) order, 2k, 16k, ... at a time;
+        # an exact search computes the distances once for every round
         passing: dict[int, bool] = {}
+        full: np.ndarray | None = None
         n = max(2 * k, k + 32)
         while True:
-            found = index.nearest(query, n)
+            if full is None and index.shortlist_size(n) is None:
+                full = index.distances(query)
+                if full is None:
+                    return []
+            found = index.nearest(query, n, dist=full)
             if found is None:
                 return []
             order, dist = found
@@ -675,9 +681,10 @@ class SqliteStore:
         # a selective filter: rank only the rows SQL says pass, exactly
         allowed = np.fromiter((r[0] for r in conn.execute(f"SELECT e.rid FROM entries e WHERE {where}", args)),
                               dtype=np.int64)
-        full = index.distances(query)
         if full is None:
-            return []
+            full = index.distances(query)
+            if full is None:
+                return []
         full = np.where(np.isin(rids, allowed), full, np.inf)
         return [(int(rids[i]), float(full[i])) for i in nearest(full, rids, k)]
 

@@ -191,29 +191,36 @@ class VectorIndex:
         n = self.size
         return cosine_distances(self.matrix[:n], self.norms[:n], query)
 
-    def nearest(self, query: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray] | None:
+    def shortlist_size(self, n: int) -> int | None:
+        """Rows the 1-bit shortlist takes for ``n`` results, or ``None`` when the search is exact."""
+        size = self.size
+        if not self.shortlist_above or size <= self.shortlist_above:
+            return None
+        wanted = max(SHORTLIST_MIN, int(size * SHORTLIST_SHARE), SHORTLIST_PER_RESULT * n)
+        return wanted if wanted < size // 2 else None
+
+    def nearest(self, query: np.ndarray, n: int, *, dist: np.ndarray | None = None
+                ) -> tuple[np.ndarray, np.ndarray] | None:
         """Positions of the ``n`` nearest rows in (distance, rid) order, and their distances.
 
-        Exact up to ``shortlist_above`` rows; above, exact within the 1-bit shortlist. ``None``
-        for a zero query.
+        Exact up to ``shortlist_above`` rows, or when ``dist`` (this query's ``distances()``, which
+        a caller asking again with a larger ``n`` already has) is given; above, exact within the
+        1-bit shortlist. ``None`` for a zero query.
         """
-        size = self.size
-        rids = self.rids[:size]
-        if self.shortlist_above and size > self.shortlist_above:
-            wanted = max(SHORTLIST_MIN, int(size * SHORTLIST_SHARE), SHORTLIST_PER_RESULT * n)
-            if wanted < size // 2:
-                q = np.asarray(query, dtype=np.float32)
-                if not np.any(q):
-                    return None
-                pos = self._shortlist(q, wanted)
-                dist = cosine_distances(self.matrix[pos], self.norms[pos], q)
-                if dist is None:
-                    return None
-                order = nearest(dist, rids[pos], n)
-                return pos[order], dist[order]
-        dist = self.distances(query)
+        rids = self.rids[: self.size]
+        wanted = self.shortlist_size(n) if dist is None else None
+        if wanted is not None:
+            q = np.asarray(query, dtype=np.float32)
+            pos = self._shortlist(q, wanted)
+            found = cosine_distances(self.matrix[pos], self.norms[pos], q)
+            if found is None:
+                return None
+            order = nearest(found, rids[pos], n)
+            return pos[order], found[order]
         if dist is None:
-            return None
+            dist = self.distances(query)
+            if dist is None:
+                return None
         order = nearest(dist, rids, n)
         return order, dist[order]
 

@@ -454,6 +454,7 @@ def test_shortlist_follows_removals_and_new_rows(monkeypatch):
     index = _shortlisted(matrix, monkeypatch)
     q = matrix[10].copy()
     assert index.search(q, 1)[0][0] == 11  # builds the codes
+    assert index.search(np.zeros(32, dtype=np.float32), 5) == []  # a zero query has no direction
     index.apply([11], [])
     assert 11 not in {r for r, _ in index.search(q, 50)}
     # a new row equal to the query, and a changed row turned into it: both found first
