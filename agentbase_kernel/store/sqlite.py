@@ -122,6 +122,12 @@ def _loads(text: str) -> Any:
     return json.loads(text)
 
 
+def _check_filter_value(name: str, value: Any) -> None:
+    """A filter compares with one stored value: a list or an object here is a caller's mistake."""
+    if not isinstance(value, (str, int, float, bytes)):
+        raise InvalidArgument(f"The {name} filter takes a string, got {type(value).__name__}: {value!r:.80}")
+
+
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
@@ -262,6 +268,7 @@ class SqliteStore:
         equal.update(context_type=flt.context_type, category=flt.category, role=flt.role)
         for col, value in equal.items():
             if value is not None:
+                _check_filter_value(col, value)
                 clauses.append(f"{a}.{col} = ?")
                 args.append(value)
         for tag in flt.tags or ():

@@ -153,3 +153,10 @@ def test_failed_bulk_import_writes_nothing(kernel):
     with pytest.raises(InvalidArgument):
         kernel.add_memories([{"text": "first is fine"}, {"text": "second collides", "entry_id": "same-id"}])
     assert row_counts(kernel.path) == before
+
+
+@pytest.mark.parametrize("kwargs", [{"category": ["list"]}, {"role": {"a": 1}}, {"user_id": "u", "category": {1}}])
+def test_find_rejects_a_filter_value_that_is_not_a_string(seeded, kwargs):
+    """Found by the fuzz test above: an unhashable filter value reached the FTS cache key."""
+    with pytest.raises(InvalidArgument, match="filter takes a string"):
+        seeded.find("anything at all", **kwargs)
