@@ -21,8 +21,9 @@ from .config import Config, default_path
 from .errors import ClosedError, InvalidArgument, ScopeError
 from .ingest.pipeline import Ingestor, validate_text
 from .records import AddResult, ContextType, Entry, FindResult, HistoryEvent, Message, Scope, Session
-from .retrieve.pipeline import Decomposer, Reranker, Retriever
+from .retrieve.pipeline import MAX_TOP_K, Decomposer, Reranker, Retriever
 from .store import EntryFilter, SqliteStore
+from .store.filters import parse_metadata_filter
 from .text import tokenize
 
 __all__ = ["AgentBase", "Kernel"]
@@ -98,6 +99,16 @@ def _metadata(value: Any) -> dict[str, Any]:
     return dict(value)
 
 
+def _metadata_filter(value: Any) -> dict[str, Any] | None:
+    """A metadata filter (operators and all, docs/kernel-api.md), checked before any query runs."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise InvalidArgument(f"metadata must be a dict, got {type(value).__name__}")
+    parse_metadata_filter(value)
+    return dict(value)
+
+
 def _tags(value: Any) -> list[str]:
     if value is None:
         return []
@@ -115,6 +126,9 @@ class Kernel:
             k.add_memory("I like green tea", user_id="alice")
             k.find("tea", user_id="alice")
     """
+
+    #: ``find`` returns at most this many hits; ``list(limit=, offset=)`` pages through any number
+    max_top_k: int = MAX_TOP_K
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, embedder: Any = "auto",
                  ner: str | None = "auto", config: Config | None = None, create: bool = True,
@@ -346,13 +360,17 @@ class Kernel:
         return self._ready().delete_entry(self._entry_id(entry_id), scope, actor=actor)
 
     def delete_all(self, *, user_id: str | None = None, agent_id: str | None = None,
-                   project_id: str | None = None, session_id: str | None = None) -> int:
-        """Delete every entry of a scope. At least one scope keyword is required (``reset()`` wipes all)."""
+                   project_id: str | None = None, session_id: str | None = None,
+                   metadata: dict[str, Any] | None = None) -> int:
+        """Delete every entry of a scope (those matching ``metadata`` if given). At least one scope
+        keyword is required (``reset()`` wipes all)."""
         scope = _scope(user_id, agent_id, project_id, session_id)
         if scope.is_empty:
             raise ScopeError("delete_all needs at least one of user_id, agent_id, project_id, session_id - "
                              "use reset() to wipe the whole database")
-        return self._ready().delete_entries(EntryFilter(scope=scope, include_expired=True, include_invalid=True))
+        flt = EntryFilter(scope=scope, include_expired=True, include_invalid=True,
+                          metadata=_metadata_filter(metadata))
+        return self._ready().delete_entries(flt)
 
     def reset(self) -> None:
         """Wipe every entry, session, message and history row in the file."""
@@ -371,7 +389,7 @@ class Kernel:
             scope=_scope(user_id, agent_id, project_id, session_id), context_type=context_type, category=category,
             tags=tuple(_tags(tags)) if tags is not None else None, role=role, include_expired=include_expired,
             include_invalid=include_invalid, as_of=_when(as_of, "as_of"),
-            metadata=_metadata(metadata) if metadata is not None else None,
+            metadata=_metadata_filter(metadata),
             since=_when(since, "since"), until=_when(until, "until"))
 
     def list(self, *, user_id: str | None = None, agent_id: str | None = None, project_id: str | None = None,

@@ -29,6 +29,9 @@ from ..text import tokenize
 
 __all__ = ["Retriever"]
 
+# find() returns at most this many hits (documented in docs/kernel-api.md); list() pages past it
+MAX_TOP_K = 1000
+
 Reranker = Callable[[str, list[Hit]], list[Hit]]
 Decomposer = Callable[[str], list[str]]
 
@@ -101,7 +104,7 @@ class Retriever:
         reference = reference_time or utcnow()
         if reference.tzinfo is None:
             reference = reference.replace(tzinfo=timezone.utc)
-        top_k = min(top_k, 1000)
+        top_k = min(top_k, MAX_TOP_K)
         t = timer.step("normalise", t, 0, normalized=normalized[:200])
 
         intents: set[str] = set()

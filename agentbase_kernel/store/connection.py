@@ -18,6 +18,7 @@ from types import ModuleType
 from typing import Any
 
 from ..errors import DatabaseLocked, StorageError
+from .sqlite_filters import LOWER_FUNCTION, sql_lower
 
 __all__ = ["Connections", "sqlite_module"]
 
@@ -105,6 +106,7 @@ class Connections:
         conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute(f"PRAGMA synchronous = {self.synchronous}")
+        conn.create_function(LOWER_FUNCTION, 1, sql_lower, deterministic=True)
         loaded = _load_vec(conn) if self.use_vec else False
         if self.vec_loaded is None:
             self.vec_loaded = loaded

@@ -42,7 +42,9 @@ from ..errors import (
 from ..records import ContextType, Entry, HistoryEvent, Message, Provenance, Scope, Session, Trace
 from .base import EntryFilter, iso, parse_iso, utcnow
 from .connection import Connections, is_locked_error
+from .filters import parse_metadata_filter
 from .migrations import MIGRATIONS, SCHEMA_VERSION
+from .sqlite_filters import compile_metadata_filter
 from .vectors import VectorIndex, decode, encode, nearest, top_k_cosine
 
 __all__ = ["SqliteStore"]
@@ -294,18 +296,10 @@ class SqliteStore:
             start, end = flt.date_window
             clauses.append(f"{a}.date_max >= ? AND {a}.date_min <= ?")
             args.extend([start.isoformat(), end.isoformat()])
-        for key, value in (flt.metadata or {}).items():
-            if not isinstance(key, str):
-                raise InvalidArgument(f"Metadata filter keys must be strings, got {key!r}")
-            if isinstance(value, (dict, list)):
-                clauses.append(f"EXISTS (SELECT 1 FROM json_each({a}.metadata) WHERE key = ? AND json(value) = json(?))")
-                args.extend([key, _dumps(value)])
-            elif value is None:
-                clauses.append(f"EXISTS (SELECT 1 FROM json_each({a}.metadata) WHERE key = ? AND type = 'null')")
-                args.append(key)
-            else:
-                clauses.append(f"EXISTS (SELECT 1 FROM json_each({a}.metadata) WHERE key = ? AND value = ? AND type != 'null')")
-                args.extend([key, int(value) if isinstance(value, bool) else value])
+        if flt.metadata:
+            sql, margs = compile_metadata_filter(parse_metadata_filter(flt.metadata), f"{a}.metadata")
+            clauses.append(sql)
+            args.extend(margs)
         return (" AND ".join(clauses) or "1"), args
 
     # -- entries -----------------------------------------------------------------------------------
