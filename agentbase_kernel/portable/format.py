@@ -47,7 +47,8 @@ _OPTIONAL: dict[str, dict[str, tuple[type, ...]]] = {
     "memory": {"id": _OPT_STR, "metadata": (dict, type(None)), "history": (list, type(None)),
                "created_at": _OPT_STR, "updated_at": _OPT_STR, "user_id": _OPT_STR, "agent_id": _OPT_STR,
                "project_id": _OPT_STR, "session_id": _OPT_STR},
-    "chat_message": {"id": _OPT_STR, "name": _OPT_STR, "created_at": _OPT_STR, "metadata": (dict, type(None))},
+    "chat_message": {"id": _OPT_STR, "name": _OPT_STR, "created_at": _OPT_STR, "metadata": (dict, type(None)),
+                     "status": _STR},
 }
 KINDS = tuple(_REQUIRED)
 SOURCE_KINDS = ("memory", "chat_message")

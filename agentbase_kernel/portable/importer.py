@@ -190,7 +190,8 @@ class _Importer:
                 continue
             fresh.append({"role": fields["role"], "content": fields["content"], "name": fields.get("name"),
                           "metadata": fields.get("metadata") or {}, "created_at": fields.get("created_at"),
-                          "message_id": fields.get("id")})
+                          "message_id": fields.get("id"), "payload": fields.get("payload"),
+                          "status": fields.get("status") or "active"})
         if not fresh:
             return
         with self._at(f"{batch[0][0]}..{batch[-1][0]}"):
