@@ -225,7 +225,7 @@ class AgentBaseStore(BaseStore):
 
     abatch = in_thread(batch)
 
-    def _scope(self, namespace: tuple[str, ...]) -> dict[str, str]:
+    def _scope(self, namespace: tuple[str, ...]) -> dict[str, Any]:
         return dict(self.scope_rule(tuple(namespace)))
 
     def _lookup(self, namespace: tuple[str, ...], key: str) -> Entry | None:
