@@ -61,6 +61,8 @@ ScopeRule = Callable[[tuple[str, ...]], Mapping[str, str]]
 
 _USER_ROOTS = ("memories", "users")
 _MARK = {"lg_store": "langgraph"}
+# value fields that say who said an item's text (searchable with it, as a session turn's speaker)
+_SPEAKER_FIELDS = ("speaker", "name", "author")
 _PAGE = 500
 
 
@@ -187,8 +189,12 @@ class AgentBaseStore(BaseStore):
         scope_rule: ScopeRule = user_namespace_rule,
         index_fields: Sequence[str] | None = None,
         ttl: TTLConfig | None = None,
+        defer_embedding: bool | None = True,
     ) -> None:
         self.db = db
+        # put returns once the item is stored and FTS-searchable; its vector follows from a
+        # background thread (flush() waits). None: the kernel's ingest.defer_embedding.
+        self.defer_embedding = defer_embedding
         self.scope_rule = scope_rule
         self.index_fields = list(index_fields or ["$"])
         self.ttl_config = ttl
@@ -289,8 +295,14 @@ class AgentBaseStore(BaseStore):
             self._kernel.update(existing.id, **record)
             return
         text = record.pop("text")
-        # items are addressed by (namespace, key), not by text: two keys may hold equal values
-        self._kernel.add_memory(text, actor="langgraph", dedup=False, **record, **self._scope(namespace))
+        value = op.value or {}
+        speaker = next((value[k] for k in _SPEAKER_FIELDS if isinstance(value.get(k), str) and value[k].strip()), None)
+        # items are addressed by (namespace, key), not by text: two keys may hold equal values.
+        # A namespace's puts are one stream, read as a conversation (kernel ``add_memory(stream=)``);
+        # the vector is added in the background (``flush()`` / ``wait_embedded()``).
+        self._kernel.add_memory(text, actor="langgraph", dedup=False, **record, **self._scope(namespace),
+                                stream="lg:" + json.dumps(list(namespace), ensure_ascii=False), speaker=speaker,
+                                defer_embedding=self.defer_embedding)
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         selected = {**_namespace_meta(op.namespace_prefix), **_value_filter(op.filter or {})}
@@ -333,6 +345,13 @@ class AgentBaseStore(BaseStore):
         if op.max_depth is not None:
             matching = list({ns[: op.max_depth] for ns in matching})
         return sorted(matching)[op.offset : op.offset + op.limit]
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until every item put so far is vector-searchable too (it is FTS-searchable at once).
+
+        Returns ``False`` if ``timeout`` (seconds) ran out first.
+        """
+        return self._kernel.wait_embedded(timeout)
 
     def __repr__(self) -> str:
         return f"AgentBaseStore({self.db!r})"

@@ -17,8 +17,17 @@ from agentbase_kernel import AddResult, AgentBase, Hit, InvalidArgument, NotFoun
 __all__ = ["MinimalAdapter"]
 
 
+_SPEAKER_KEYS = ("speaker", "name")
+_TIME_KEYS = ("created_at", "timestamp")
+
+
 def _to_record(who: str | None, tags: Iterable[str], metadata: dict[str, Any]) -> dict[str, Any]:
-    """``add_memory`` keywords for one ``remember`` call."""
+    """``add_memory`` keywords for one ``remember`` call.
+
+    Each ``who``'s memories are one stream (read as a conversation: neighbours give context);
+    a ``speaker=``/``name=`` keyword is also who said it, and ``created_at=``/``timestamp=``
+    (a datetime or an ISO string) when it happened. All keywords stay in the metadata.
+    """
     if isinstance(tags, str):
         raise InvalidArgument(f"tags must be a list of strings, not the string {tags!r} - write tags=[{tags!r}]")
     if tags is None:
@@ -29,7 +38,10 @@ def _to_record(who: str | None, tags: Iterable[str], metadata: dict[str, Any]) -
         raise InvalidArgument(f"tags must be a list of strings, got {tags!r}") from None
     if not all(isinstance(tag, str) for tag in tag_list):
         raise InvalidArgument(f"tags must be strings, got {tag_list!r}")
-    return {"user_id": who, "tags": tag_list, "metadata": metadata or None}
+    speaker = next((metadata[k] for k in _SPEAKER_KEYS if isinstance(metadata.get(k), str) and metadata[k]), None)
+    when = next((metadata[k] for k in _TIME_KEYS if metadata.get(k) is not None), None)
+    return {"user_id": who, "tags": tag_list, "metadata": metadata or None, "actor": speaker, "speaker": speaker, "created_at": when,
+            "stream": "minimal"}
 
 
 def _from_record(hits: Iterable[Hit]) -> list[Hit]:
@@ -45,11 +57,15 @@ class MinimalAdapter:
         mem.recall("seat preference", who="alice")[0].content
     """
 
-    def __init__(self, db: AgentBase | str | PathLike[str] | None = None, **options: Any) -> None:
+    def __init__(self, db: AgentBase | str | PathLike[str] | None = None, *, defer_embedding: bool | None = True,
+                 **options: Any) -> None:
         """Use an open ``AgentBase``, or open one on a path (``None``: ``$AGENTBASE_PATH`` or ./agentbase.db).
 
         Args:
             db: An ``AgentBase`` (left open by ``close()``), or a path this adapter opens and closes.
+            defer_embedding: ``remember`` returns once the text is stored and FTS-searchable; its
+                vector follows from a background thread (``flush()`` and ``close()`` wait for it).
+                ``None``: the kernel's ``ingest.defer_embedding``.
             **options: ``AgentBase`` options (``embedder=``, ``ner=`` ...) when ``db`` is a path.
 
         Raises:
@@ -59,6 +75,7 @@ class MinimalAdapter:
             raise TypeError(f"options {sorted(options)} only apply when MinimalAdapter opens the file itself")
         self._owns_db = not isinstance(db, AgentBase)
         self.db: AgentBase = db if isinstance(db, AgentBase) else AgentBase(db, **options)
+        self.defer_embedding = defer_embedding
 
     def remember(self, text: str, *, who: str | None = None, tags: Iterable[str] = (), **metadata: Any) -> str:
         """Store ``text`` and return its id; storing the same text twice returns the first id.
@@ -66,7 +83,8 @@ class MinimalAdapter:
         Raises:
             InvalidArgument: Empty text, a malformed ``who`` or non-string tags (all ``ValueError``).
         """
-        result: AddResult = self.db.sync.add_memory(text, **_to_record(who, tags, metadata))
+        result: AddResult = self.db.sync.add_memory(text, **_to_record(who, tags, metadata),
+                                                    defer_embedding=self.defer_embedding)
         return result.id
 
     def recall(self, query: str, *, who: str | None = None, top_k: int = 5) -> list[Hit]:
@@ -100,10 +118,16 @@ class MinimalAdapter:
     arecall = in_thread(recall)
     aforget = in_thread(forget)
 
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until everything remembered so far is vector-searchable too; ``False`` if ``timeout`` ran out."""
+        return self.db.sync.wait_embedded(timeout)
+
     def close(self) -> None:
-        """Close the database if this adapter opened it; safe to call twice."""
+        """Wait for pending vectors, then close the database if this adapter opened it; safe to call twice."""
         if self._owns_db:
             self.db.sync.close()
+        elif not self.db.sync.closed:
+            self.db.sync.wait_embedded()
 
     def __enter__(self) -> MinimalAdapter:
         return self

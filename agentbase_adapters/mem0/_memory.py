@@ -66,10 +66,14 @@ class Mem0Adapter:
         m.search("food preferences", user_id="alice")["results"]
     """
 
-    def __init__(self, db: AgentBase, *, config: Mapping[str, Any] | None = None, owns_db: bool = False) -> None:
+    def __init__(self, db: AgentBase, *, config: Mapping[str, Any] | None = None, owns_db: bool = False,
+                 defer_embedding: bool | None = True) -> None:
         if not isinstance(db, AgentBase):
             raise TypeError(f"expected an agentbase_kernel.AgentBase, got {type(db).__name__}")
         self.db = db
+        # add() returns once a memory is stored and FTS-searchable; its vector follows from a
+        # background thread (flush() / close() wait for it). None: the kernel's ingest.defer_embedding.
+        self.defer_embedding = defer_embedding
         self.config: dict[str, Any] = dict(config or {})
         self.custom_instructions: str | None = self.config.get("custom_instructions")
         self.api_version: str = self.config.get("version", "v1.1")
@@ -187,10 +191,12 @@ class Mem0Adapter:
                 continue
             if message["role"] == "system":
                 continue
-            items.append(to_record(
+            # one stream per scope (the run, else the user/agent): messages added one call at a
+            # time are indexed and ranked as the conversation they are (kernel ``add_memory(stream=)``)
+            items.append({**to_record(
                 text, scope=scope, metadata=meta, role=message["role"], actor=message.get("name") or None,
                 expires=expires, created_at=created_at, infer=infer,
-            ))
+            ), "stream": "mem0", "speaker": message.get("name") or None, "defer_embedding": self.defer_embedding})
             sources.append(message)
         if not items:
             return {"results": []}
@@ -364,10 +370,19 @@ class Mem0Adapter:
         """Mem0 Platform project settings; ``update()`` raises ``ValueError`` as in open-source Mem0."""
         return _Project()
 
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until every memory added so far is vector-searchable too (it is FTS-searchable at once).
+
+        Returns ``False`` if ``timeout`` (seconds) ran out first.
+        """
+        return self._kernel.wait_embedded(timeout)
+
     def close(self) -> None:
-        """Close the database if this object opened it; safe to call twice."""
+        """Wait for pending vectors, then close the database if this object opened it; safe to call twice."""
         if self._owns_db:
             self.db.sync.close()
+        elif not self.db.sync.closed:
+            self._kernel.wait_embedded()
 
     def __enter__(self) -> Mem0Adapter:
         return self
@@ -384,8 +399,9 @@ class AsyncMem0Adapter:
         (await m.search("food preferences", user_id="alice"))["results"]
     """
 
-    def __init__(self, db: AgentBase, *, config: Mapping[str, Any] | None = None, owns_db: bool = False) -> None:
-        self._sync = Mem0Adapter(db, config=config, owns_db=owns_db)
+    def __init__(self, db: AgentBase, *, config: Mapping[str, Any] | None = None, owns_db: bool = False,
+                 defer_embedding: bool | None = True) -> None:
+        self._sync = Mem0Adapter(db, config=config, owns_db=owns_db, defer_embedding=defer_embedding)
 
     @property
     def db(self) -> AgentBase:
@@ -453,6 +469,7 @@ class AsyncMem0Adapter:
     delete_all = in_thread(Mem0Adapter.delete_all)
     history = in_thread(Mem0Adapter.history)
     reset = in_thread(Mem0Adapter.reset)
+    flush = in_thread(Mem0Adapter.flush)
 
     async def chat(self, query: str) -> Any:
         """Not part of open-source Mem0 either (it raises ``NotImplementedError`` there too)."""
@@ -473,6 +490,8 @@ class AsyncMem0Adapter:
     async def __aexit__(self, *exc: object) -> None:
         if self._sync._owns_db:
             await self.db.close()
+        elif not self.db.sync.closed:
+            await self.db.wait_embedded()
 
 
 class Memory(Mem0Adapter):

@@ -24,6 +24,7 @@ from ..records import AddResult, Entry, Message, Scope, Session
 from ..store.base import EntryFilter, utcnow
 from ..store.protocol import EntryRow, Store
 from ..text import tokenize
+from .streams import StreamWriter
 from .turns import is_turn, turn_context, turn_items
 
 __all__ = ["Analysis", "Ingestor", "content_hash", "validate_text"]
@@ -180,8 +181,19 @@ class Ingestor:
         with self._lock:
             return len(self._pending) + int(self._busy)
 
-    def _queue(self, entry_ids: Sequence[str]) -> None:
-        if not entry_ids:
+    def resume(self) -> bool:
+        """Embed, in the background, every stored text without a vector (a crash or kill mid-way
+        through deferred embedding leaves some): called when the kernel opens a file.
+
+        Returns whether there was anything to embed.
+        """
+        if self.embedder is None or not self.store.hashes_without_vector():
+            return False
+        self._queue([], start=True)
+        return True
+
+    def _queue(self, entry_ids: Sequence[str], *, start: bool = False) -> None:
+        if not entry_ids and not start:
             return
         now = time.monotonic()
         with self._lock:
@@ -283,14 +295,24 @@ class Ingestor:
             [r.get("created_at") for rows in fact_rows for r in rows],
             facts=[False] * sum(len(rows) for rows in fact_rows))
         fact_pairs = [(a.hash, a.text) for a in fact_analyses]
-        # deferred: facts are still embedded now, since _near_duplicate compares their vectors
-        deferred = self.defer_embedding and self.embedder is not None
-        self.embed_missing(fact_pairs if deferred else pairs + fact_pairs)
+        # deferred: facts are still embedded now, since _near_duplicate compares their vectors.
+        # An item's own "defer_embedding" (True/False) overrides the config for it.
+        defer = [self.embedder is not None and bool(self.defer_embedding if item.get("defer_embedding") is None
+                                                     else item["defer_embedding"]) for item in items]
+        deferred = any(defer)
+        self.embed_missing([p for p, d in zip(pairs, defer) if not d] + fact_pairs)
         results: list[AddResult] = []
         fact_iter = iter(fact_analyses)
+        streams = StreamWriter(self.store)
         with self.store.transaction():
             for n, (item, analysis, rows) in enumerate(zip(items, analyses, fact_rows)):
+                sid = streams.session_for(item) if item.get("stream") else None
+                if sid is not None:
+                    item = {**item,
+                            "context": item.get("context") or streams.before(sid, item)}
                 result = self._store_one(item, analysis)
+                if sid is not None and result.event == "ADD":
+                    streams.append(sid, item, result.entry)
                 mid = message_ids[n] if message_ids else None
                 if mid:
                     self.store.attach_entry(mid, result.entry.id, item["session_id"])
@@ -309,7 +331,7 @@ class Ingestor:
                 if progress is not None:
                     progress(n + 1, len(items))
         if deferred:
-            self._queue([r.entry.id for r in results])
+            self._queue([r.entry.id for r, d in zip(results, defer) if d])
         return results
 
     def build_row(self, item: dict[str, Any], analysis: Analysis) -> EntryRow:
@@ -391,7 +413,7 @@ class Ingestor:
         vectors = self.store.vectors_for(hashes)
         if analysis.hash not in vectors:
             return None
-        if self.defer_embedding and len(vectors) < len(set(hashes)):
+        if len(vectors) < len(set(hashes)):
             # a candidate whose vector is still queued would be judged as if it had one
             if self.embed_missing([(c.content_hash, c.l2_full) for c in candidates if c.content_hash not in vectors]):
                 vectors = self.store.vectors_for(hashes)
