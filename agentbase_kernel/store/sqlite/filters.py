@@ -59,7 +59,8 @@ def _path(column: str, segments: list[str]) -> tuple[str, list[Any]]:
     """The JSON text at ``segments`` below ``column``, or NULL."""
     if all(_plain(s) for s in segments):
         return f"({column} -> ?)", ["$" + "".join(f'."{s}"' for s in segments)]
-    sql, args = column, []
+    sql: str = column
+    args: list[Any] = []
     for segment in segments:  # one json_each step per key: any characters, at a little more cost
         sql = (f"(SELECT CASE WHEN type IN ('true','false','null') THEN type WHEN type IN ('array','object') "
                f"THEN value ELSE json_quote(value) END FROM json_each({sql}) WHERE key = ?)")
