@@ -24,7 +24,7 @@ from ..records import AddResult, Entry, Message, Scope, Session
 from ..store.base import EntryFilter, utcnow
 from ..store.protocol import EntryRow, Store
 from ..text import tokenize
-from .streams import StreamWriter
+from .streams import StreamWriter, leading_date
 from .turns import is_turn, turn_context, turn_items
 
 __all__ = ["Analysis", "Ingestor", "content_hash", "validate_text"]
@@ -285,7 +285,9 @@ class Ingestor:
         # a named human speaker gets facts about them by name ("Caroline went to ..."), never "User"
         roles = [item.get("actor") if item.get("role", "user") == "user" and item.get("actor") else
                  item.get("role", "user") for item in items]
-        refs = [item.get("created_at") for item in items]
+        # a stream write without a time of its own reads relative dates against the date it is stamped with
+        refs = [item.get("created_at") or (leading_date(text) if item.get("stream") else None)
+                for item, text in zip(items, texts)]
         infer = [bool(item.get("infer")) for item in items]
         analyses = self.analyse_many(texts, roles, refs, facts=infer)
         pairs = [(a.hash, a.text) for a in analyses]

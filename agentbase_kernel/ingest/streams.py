@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any
 
 from ..records import Entry, Scope
@@ -21,13 +23,35 @@ from ..store.protocol import Store
 from ..text import tokenize
 from .turns import CONTEXT_CHARS
 
-__all__ = ["StreamTail", "StreamWriter", "stream_session_id"]
+__all__ = ["StreamTail", "StreamWriter", "leading_date", "stream_session_id"]
+
+# "(1:56 pm on 8 May, 2023) Caroline: ..." or "[2023-05-08] ...": a write stamped with its date
+_LEADING = re.compile(r"^\s*[(\[]([^()\[\]]{6,60})[)\]]")
+_YEAR = re.compile(r"\b(1[89]|20)\d\d\b")
 
 
 def stream_session_id(key: str, scope: Scope) -> str:
     """The stream session of ``key`` in ``scope``: the same key in two scopes is two streams."""
     ident = json.dumps([scope.user_id, scope.agent_id, scope.project_id, scope.session_id, key])
     return "stream-" + hashlib.sha1(ident.encode("utf-8")).hexdigest()[:32]
+
+
+def leading_date(text: str) -> datetime | None:
+    """The day a text is stamped with at its start (a bracketed date with a year), else ``None``.
+
+    A write without a timestamp resolves its relative dates ("yesterday") against this day
+    instead of the day it was stored, as a session turn does against its session's date.
+    """
+    from ..text.dates import resolve_dates
+
+    match = _LEADING.match(text)
+    if match is None or not _YEAR.search(match.group(1)):
+        return None
+    days = [m for m in resolve_dates(match.group(1), datetime.now(timezone.utc)) if m.start == m.end]
+    if len(days) != 1:
+        return None
+    day = days[0].start
+    return datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
 
 
 def stream_label(text: str, speaker: str | None) -> str:

@@ -219,3 +219,16 @@ def test_swap_paths_open_no_socket_and_call_no_llm(tmp_path, monkeypatch):
     mini.recall("flag", who=mini.remember(ANSWER, who="u") and "u")
     db.sync.close()
     assert attempts == []
+
+
+def test_a_stream_write_stamped_with_a_date_reads_relative_dates_against_it(tmp_path):
+    """Mem0 OSS has no timestamp slot: users put the date in the text; "yesterday" is the day before it."""
+    m = _fts_only_mem0(tmp_path / "m.db")
+    try:
+        out = m.add("(1:56 pm on 8 May, 2023) Caroline: I went to a LGBTQ support group yesterday.", user_id="u",
+                    infer=False)
+        entry = m.db.sync.get(out["results"][0]["id"])
+        assert "2023-05-07" in entry.event_dates and "2023-05-08" in entry.event_dates
+        assert entry.created_at.year >= 2026  # when it was stored: Mem0's created_at is unchanged
+    finally:
+        m.close()
