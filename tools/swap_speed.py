@@ -96,7 +96,7 @@ def langgraph(args: argparse.Namespace) -> None:
     from langgraph.store.memory import InMemoryStore
 
     from agentbase_adapters.langgraph import AgentBaseStore
-    from agentbase_kernel import AgentBase, get_embedder
+    from agentbase_kernel import AgentBase, Embedder, get_embedder
 
     base = [t.memory for t in _turns(10**9)]
     texts = [f"{base[i % len(base)]} #{i // len(base)}" for i in range(args.items)]
@@ -111,11 +111,19 @@ def langgraph(args: argparse.Namespace) -> None:
     def embed(batch):  # InMemoryStore's embed function: the same MiniLM vectors, queries embedded live
         return [(known[t] if t in known else embedder.embed(t)).tolist() for t in batch]
 
+    class Known(Embedder):
+        """The same MiniLM for the kernel: stored texts' vectors computed once above, queries live."""
+
+        name, dim = embedder.name, embedder.dim
+
+        def embed_batch(self, batch):
+            return np.asarray([known[t] if t in known else embedder.embed(t) for t in batch], dtype=np.float32)
+
     memory = InMemoryStore(index={"dims": 384, "fields": ["text"], "embed": embed})
     for i, text in enumerate(texts):
         memory.put(ns, f"k{i}", {"text": text})
     with tempfile.TemporaryDirectory() as tmp:
-        db = AgentBase(Path(tmp) / "g.db", embedder=embedder)
+        db = AgentBase(Path(tmp) / "g.db", embedder=Known())
         store = AgentBaseStore(db, index_fields=["text"])
         records = []
         for i, text in enumerate(texts):
