@@ -308,6 +308,7 @@ def test_query_is_answered_by_hybrid_retrieval(ours: AgentBaseStore) -> None:
     ]
     for key, value in docs:
         ours.put(("test",), key, value)
+    assert ours.flush(timeout=60)  # vectors are added in the background; ranking uses them once there
     results = ours.search(("test",), query="apple", filter={"color": "red"})
     assert [r.key for r in results] == ["doc1", "doc2"]
     assert isinstance(results[0].score, float)
