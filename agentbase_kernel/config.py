@@ -44,7 +44,9 @@ class IngestConfig:
     dedup_near_threshold: float = 0.95
     poison_flags: bool = True
     # embed turns on a background thread after their write commits: writes return ~4x sooner,
-    # vector search sees the newest turns only once the thread catches up (``wait_embedded``)
+    # vector search sees the newest turns only once the thread catches up (``wait_embedded``).
+    # Off for the kernel's own calls; the swap adapters (Mem0, LangGraph store, Minimal) defer per
+    # write unless built with defer_embedding=False (docs/swap-paths.md)
     defer_embedding: bool = False
 
 

@@ -47,7 +47,7 @@ def mem0(args: argparse.Namespace) -> None:
     from benchmarks.frameworks import Mem0User
 
     turns = _turns(args.turns)
-    for ours in (False, True):
+    for ours in (True, False):
         with tempfile.TemporaryDirectory() as tmp:
             user = Mem0User(Path(tmp), False, ours=ours)
             user.warm()
