@@ -302,11 +302,12 @@ class AgentBaseStore(BaseStore):
         value = op.value or {}
         speaker = next((value[k] for k in _SPEAKER_FIELDS if isinstance(value.get(k), str) and value[k].strip()), None)
         # items are addressed by (namespace, key), not by text: two keys may hold equal values.
-        # A namespace's puts are one stream, read as a conversation (kernel ``add_memory(stream=)``);
-        # the vector is added in the background (``flush()`` / ``wait_embedded()``).
+        # Items that say who said them are turns: a namespace's turns are one stream, read as a
+        # conversation (kernel ``add_memory(stream=)``); documents stay unrelated to their neighbours.
+        # The vector is added in the background (``flush()`` / ``wait_embedded()``).
+        stream = "lg:" + json.dumps(list(namespace), ensure_ascii=False) if speaker else None
         self._kernel.add_memory(text, actor="langgraph", dedup=False, **record, **self._scope(namespace),
-                                stream="lg:" + json.dumps(list(namespace), ensure_ascii=False), speaker=speaker,
-                                defer_embedding=self.defer_embedding)
+                                stream=stream, speaker=speaker, defer_embedding=self.defer_embedding)
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         selected = {**_namespace_meta(op.namespace_prefix), **_value_filter(op.filter or {})}

@@ -232,3 +232,18 @@ def test_a_stream_write_stamped_with_a_date_reads_relative_dates_against_it(tmp_
         assert entry.created_at.year >= 2026  # when it was stored: Mem0's created_at is unchanged
     finally:
         m.close()
+
+
+def test_langgraph_documents_without_a_speaker_are_not_a_stream(tmp_path):
+    """Keyed documents are unrelated: "red car" must not be found for "apple" through its neighbours."""
+    pytest.importorskip("langgraph")
+    from agentbase_adapters.langgraph import AgentBaseStore
+
+    db = AgentBase(tmp_path / "g.db", embedder=None, ner="regex")
+    store = AgentBaseStore(db, index_fields=["text"])
+    try:
+        for key, text in (("doc1", "red apple"), ("doc2", "red car"), ("doc3", "green apple")):
+            store.put(("docs",), key, {"text": text})
+        assert [item.key for item in store.search(("docs",), query="apple", limit=2)] == ["doc1", "doc3"]
+    finally:
+        db.sync.close()
