@@ -180,10 +180,10 @@ def check_bind(host: str, api_key: str | None, *, allow_remote: bool = False) ->
     """
     if api_key is None and not allow_remote and not is_loopback(host):
         raise InvalidArgument(
-            f"Refusing to listen on {host} without an API key: anyone who can reach it could read "
-            f"and write every memory. Set one with ${API_KEY_ENV}, --api-key-file PATH (first line "
-            "is the key) or --api-key, e.g. `python -c \"import secrets; print(secrets.token_urlsafe(32))\" "
-            "> key.txt && chmod 600 key.txt`; or listen on 127.0.0.1."
+            f"Refusing to serve on {host} without an API key - pass api_key=... or set it with "
+            f"${API_KEY_ENV} or --api-key-file PATH (its first line is the key); make one with "
+            "`python -c \"import secrets; print(secrets.token_urlsafe(32))\" > key.txt; chmod 600 key.txt`. "
+            "Or listen on 127.0.0.1, or pass allow_remote=True to answer every host unauthenticated."
         )
 
 
