@@ -1,0 +1,286 @@
+"""Every aggregate the dashboard shows, built from the kernel's public calls only.
+
+The views never touch the kernel directly for numbers: they call ``Queries``. Today an aggregate
+is computed from one scan of the scope (``Kernel.list`` paged, with superseded and expired
+entries), kept for ``ttl`` seconds so one page of charts costs one scan. When the kernel grows
+SQL aggregates (wished for in /work/notes/kernel-needs.md), only this module changes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from agentbase_kernel import Entry, EntryNotFound, HistoryEvent, Kernel, Scope, SessionNotFound
+
+__all__ = ["AGE_BINS", "Queries", "ScanRow", "scope_label"]
+
+_PAGE = 10_000
+# Age bins of the freshness view: (label, upper bound in days).
+AGE_BINS: tuple[tuple[str, float], ...] = (
+    ("< 1 day", 1), ("1-7 days", 7), ("1-4 weeks", 28), ("1-3 months", 91), ("3-6 months", 182),
+    ("6-12 months", 365), ("> 1 year", float("inf")))
+WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+
+
+@dataclass(frozen=True)
+class ScanRow:
+    """The few fields of an entry that the aggregates read (a full ``Entry`` holds three texts)."""
+
+    id: str
+    context_type: str
+    category: str | None
+    tags: tuple[str, ...]
+    scope: str
+    created_at: datetime | None
+    updated_at: datetime | None
+    invalid_at: datetime | None
+    superseded_by: str | None
+    actor: str | None
+    abstract: str
+
+
+def scope_label(scope: Scope) -> str:
+    """``user:alice agent:bot`` style label; ``global`` for an entry without ids."""
+    parts = [f"{k.removesuffix('_id')}:{v}" for k, v in scope.as_dict().items()]
+    return " ".join(parts) or "global"
+
+
+def _row(e: Entry) -> ScanRow:
+    return ScanRow(e.id, getattr(e.context_type, "value", str(e.context_type)), e.category, tuple(e.tags),
+                   scope_label(e.scope), e.created_at, e.updated_at, e.invalid_at, e.superseded_by, e.actor,
+                   e.l0_abstract)
+
+
+class Queries:
+    """Aggregates over one scope of a kernel, cached for ``ttl`` seconds.
+
+    Usage::
+
+        q = Queries(kernel)
+        q.counts(Scope(user_id="alice"))["by_type"]
+    """
+
+    def __init__(self, kernel: Kernel, *, ttl: float = 10.0) -> None:
+        self.kernel = kernel
+        self.ttl = ttl
+        self._lock = threading.Lock()
+        self._scans: dict[Scope, tuple[float, list[ScanRow]]] = {}
+        self._verify: tuple[float, dict[str, Any]] | None = None
+        self._deleted: list[dict[str, Any]] = []
+
+    def forget(self) -> None:
+        """Drop the cached scans (after an edit made through the dashboard)."""
+        with self._lock:
+            self._scans.clear()
+            self._verify = None
+
+    # -- the scan ----------------------------------------------------------------------------
+    def rows(self, scope: Scope) -> list[ScanRow]:
+        now = time.monotonic()
+        with self._lock:
+            hit = self._scans.get(scope)
+            if hit is not None and now - hit[0] < self.ttl:
+                return hit[1]
+        rows = [_row(e) for e in self._entries(scope)]
+        with self._lock:
+            self._scans[scope] = (time.monotonic(), rows)
+        return rows
+
+    def _entries(self, scope: Scope) -> Iterator[Entry]:
+        offset = 0
+        while True:
+            page = self.kernel.list(**scope.as_dict(), include_expired=True, include_invalid=True,
+                                    limit=_PAGE, offset=offset)
+            yield from page
+            if len(page) < _PAGE:
+                return
+            offset += _PAGE
+
+    # -- overview ----------------------------------------------------------------------------
+    def counts(self, scope: Scope) -> dict[str, Any]:
+        rows = self.rows(scope)
+        current = [r for r in rows if r.invalid_at is None]
+        return {
+            "entries": len(rows), "current": len(current), "superseded": len(rows) - len(current),
+            "by_type": Counter(r.context_type for r in rows).most_common(),
+            "by_category": Counter(r.category or "(none)" for r in rows).most_common(),
+            "by_scope": Counter(r.scope for r in rows).most_common(),
+        }
+
+    def file_size(self) -> int:
+        """Bytes on disk: the database plus its WAL and shared-memory files."""
+        path = str(self.kernel.path)
+        return sum(os.path.getsize(p) for p in (path, path + "-wal", path + "-shm") if os.path.exists(p))
+
+    def verify(self, *, max_age: float = 60.0) -> tuple[dict[str, Any], float]:
+        """``Kernel.verify()`` (an integrity check reads the whole file), at most once a minute."""
+        now = time.monotonic()
+        with self._lock:
+            cached = self._verify
+        if cached is None or now - cached[0] >= max_age:
+            cached = (time.monotonic(), self.kernel.verify())
+            with self._lock:
+                self._verify = cached
+        return cached[1], now - cached[0]
+
+    # -- the six charts ----------------------------------------------------------------------
+    def timeline(self, scope: Scope) -> dict[str, Any]:
+        """Entries created per day (UTC), by context type, over the days that have any."""
+        per_day: dict[str, Counter[str]] = {}
+        for r in self.rows(scope):
+            if r.created_at is not None:
+                per_day.setdefault(r.created_at.date().isoformat(), Counter())[r.context_type] += 1
+        if not per_day:
+            return {"days": [], "types": [], "series": {}}
+        first, last = min(per_day), max(per_day)
+        days, day = [], datetime.fromisoformat(first).date()
+        while day.isoformat() <= last:
+            days.append(day.isoformat())
+            day += timedelta(days=1)
+        types = sorted({t for c in per_day.values() for t in c})
+        series = {t: [per_day.get(d, Counter())[t] for d in days] for t in types}
+        return {"days": days, "types": types, "series": series}
+
+    def heatmap(self, scope: Scope) -> list[list[int]]:
+        """7 x 24 counts of entries created, weekday (Monday first) by hour, UTC."""
+        grid = [[0] * 24 for _ in range(7)]
+        for r in self.rows(scope):
+            if r.created_at is not None:
+                grid[r.created_at.weekday()][r.created_at.hour] += 1
+        return grid
+
+    def sunburst(self, scope: Scope, *, max_children: int = 12) -> dict[str, Any]:
+        """type -> category -> tag counts; small siblings beyond ``max_children`` fold into "other"."""
+        tree: dict[str, dict[str, Counter[str]]] = {}
+        for r in self.rows(scope):
+            cats = tree.setdefault(r.context_type, {})
+            tags = cats.setdefault(r.category or "(none)", Counter())
+            user_tags = [t for t in r.tags if not t.startswith("ner_")]
+            for t in user_tags or ["(untagged)"]:
+                tags[t] += 1
+
+        def fold(counter: Counter[str]) -> list[dict[str, Any]]:
+            top = counter.most_common(max_children)
+            rest = sum(counter.values()) - sum(n for _, n in top)
+            nodes = [{"name": k, "value": n, "children": []} for k, n in top]
+            return nodes + ([{"name": "other", "value": rest, "children": []}] if rest else [])
+
+        children = []
+        for ctype, cats in sorted(tree.items()):
+            cat_nodes = [{"name": cat, "value": sum(tags.values()), "children": fold(tags)}
+                         for cat, tags in sorted(cats.items(), key=lambda kv: -sum(kv[1].values()))]
+            children.append({"name": ctype, "value": sum(c["value"] for c in cat_nodes), "children": cat_nodes})
+        return {"name": "all", "value": sum(c["value"] for c in children), "children": children}
+
+    def freshness(self, scope: Scope, *, now: datetime | None = None) -> list[dict[str, Any]]:
+        """Age histogram (by creation time) split into current and superseded entries."""
+        now = now or datetime.now(timezone.utc)
+        bins = [{"label": label, "current": 0, "superseded": 0} for label, _ in AGE_BINS]
+        for r in self.rows(scope):
+            if r.created_at is None:
+                continue
+            age = (now - r.created_at).total_seconds() / 86400
+            for i, (_, upper) in enumerate(AGE_BINS):
+                if age < upper:
+                    bins[i]["superseded" if r.invalid_at is not None else "current"] += 1
+                    break
+        return bins
+
+    def tag_counts(self, scope: Scope, *, limit: int = 150) -> list[tuple[str, int]]:
+        """The most used tags (entity tags ``ner_*`` included, as the kernel stores them)."""
+        return Counter(t for r in self.rows(scope) for t in r.tags).most_common(limit)
+
+    def activity(self, scope: Scope, *, limit: int = 50) -> list[dict[str, Any]]:
+        """The latest history events of the scope: ADD / UPDATE / DELETE rows plus supersessions.
+
+        The kernel has no scope-wide history call yet, so the events come from the histories of
+        the most recently touched entries; an entry deleted from the scope is no longer listed,
+        so its DELETE shows only when the dashboard itself made it (see kernel-needs.md).
+        """
+        rows = self.rows(scope)
+        recent = sorted((r for r in rows if r.updated_at or r.created_at),
+                        key=lambda r: max(t for t in (r.updated_at, r.created_at) if t), reverse=True)[:limit]
+        events: list[dict[str, Any]] = []
+        for r in recent:
+            for h in self.kernel.history(r.id):
+                events.append(_event(h, r))
+            if r.superseded_by and r.invalid_at:
+                events.append({"at": r.invalid_at, "event": "SUPERSEDE", "entry_id": r.id, "actor": r.actor,
+                               "role": None, "text": r.abstract, "detail": f"by {r.superseded_by}",
+                               "scope": r.scope})
+        with self._lock:
+            events.extend(e for e in self._deleted if _in_scope(e["scope_obj"], scope))
+        events.sort(key=lambda e: e["at"], reverse=True)
+        return events[:limit]
+
+    def remember_delete(self, entry: Entry, actor: str) -> None:
+        """Keep a DELETE made through the dashboard for the feed (the kernel cannot list it)."""
+        event = {"at": datetime.now(timezone.utc), "event": "DELETE", "entry_id": entry.id, "actor": actor,
+                 "role": entry.role, "text": entry.l0_abstract, "detail": "", "scope": scope_label(entry.scope),
+                 "scope_obj": entry.scope}
+        with self._lock:
+            self._deleted = [event, *self._deleted][:200]
+
+    # -- one entry ---------------------------------------------------------------------------
+    def superseded(self, entry_id: str) -> list[ScanRow]:
+        """Entries that ``entry_id`` replaced (its predecessors), from the whole-file scan."""
+        return [r for r in self.rows(Scope()) if r.superseded_by == entry_id]
+
+    def successors(self, entry: Entry, *, limit: int = 20) -> list[Entry]:
+        chain, seen = [], {entry.id}
+        nxt = entry.superseded_by
+        while nxt and nxt not in seen and len(chain) < limit:
+            seen.add(nxt)
+            try:
+                e = self.kernel.get(nxt)
+            except EntryNotFound:
+                break
+            chain.append(e)
+            nxt = e.superseded_by
+        return chain
+
+    def source_turns(self, entry: Entry) -> list[Any]:
+        """The session messages this entry was made from (turn entries only; see kernel-needs.md)."""
+        if not entry.session_id:
+            return []
+        try:
+            self.kernel.get_session(entry.session_id)
+        except SessionNotFound:
+            return []
+        return [m for m in self.kernel.list_messages(entry.session_id) if m.entry_id == entry.id]
+
+    def entities_of(self, entry: Entry) -> list[str]:
+        return [t.removeprefix("ner_") for t in entry.tags if t.startswith("ner_")]
+
+    # -- traces ------------------------------------------------------------------------------
+    def traces(self, scope: Scope, *, limit: int = 50) -> list[dict[str, Any]]:
+        return self.kernel.trace_session(**scope.as_dict(), limit=limit)
+
+    def trace(self, trace_id: str, *, search: int = 500) -> dict[str, Any] | None:
+        """One stored trace by id, among the ``search`` most recent (the kernel has no get-by-id)."""
+        return next((t for t in self.kernel.trace_session(limit=search) if t["id"] == trace_id), None)
+
+    def replay(self, trace: dict[str, Any]) -> Any:
+        """Run the trace's query again in its scope without recording a new trace."""
+        cfg = dataclasses.replace(self.kernel.config.retrieval, record_traces=False)
+        scope = {k: v for k, v in trace.get("scope", {}).items()
+                 if k in ("user_id", "agent_id", "project_id", "session_id")}
+        return self.kernel.find(trace["query"], top_k=max(10, len(trace.get("result_ids", []))), config=cfg, **scope)
+
+
+def _event(h: HistoryEvent, r: ScanRow) -> dict[str, Any]:
+    text = h.new_value if h.new_value is not None else h.old_value
+    return {"at": h.created_at, "event": h.event, "entry_id": h.entry_id, "actor": h.actor, "role": h.role,
+            "text": (text or r.abstract)[:200], "detail": "", "scope": r.scope}
+
+
+def _in_scope(entry_scope: Scope, scope: Scope) -> bool:
+    return all(getattr(entry_scope, k) == v for k, v in scope.as_dict().items())
