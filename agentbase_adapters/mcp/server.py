@@ -79,10 +79,10 @@ def create_server(db: AgentBase, tenancy: Tenancy, *, name: str = "agentbase") -
         if spec is None:
             return error(f"Unknown tool {params.name!r:.80} - the tools are: {', '.join(TOOLS)}")
         arguments = params.arguments or {}
-        problem = _first_error(validators[spec.name], arguments)
-        if problem is not None:
-            return error(f"Invalid arguments for {spec.name}: {problem}")
         try:
+            problem = _first_error(validators[spec.name], arguments)
+            if problem is not None:
+                return error(f"Invalid arguments for {spec.name}: {problem}")
             if spec.scoped_by_tenancy:
                 scope, own = tenancy.split(arguments)
             else:
@@ -172,19 +172,20 @@ def _first_error(validator: Any, arguments: Any) -> str | None:
         missing = [k for k in limit if isinstance(err.instance, dict) and k not in err.instance]
         field = ".".join([*(str(p) for p in err.absolute_path), missing[0]]) if missing else where
         return f"{field} is required"
+    if kind == "enum":
+        return f"{where} must be one of {', '.join(map(str, limit))}"
     messages = {
-        "type": f"{where} must be of type {limit}",
-        "maxLength": f"{where} is longer than {limit} characters",
-        "minLength": f"{where} must not be empty",
-        "maxItems": f"{where} has more than {limit} items",
-        "minItems": f"{where} needs at least {limit} item(s)",
-        "maximum": f"{where} must be at most {limit}",
-        "minimum": f"{where} must be at least {limit}",
-        "enum": f"{where} must be one of {', '.join(map(str, limit))}",
-        "maxProperties": f"{where} has more than {limit} keys",
-        "minProperties": f"{where} must name at least {limit} key(s)",
+        "type": "{where} must be of type {limit}",
+        "maxLength": "{where} is longer than {limit} characters",
+        "minLength": "{where} must not be empty",
+        "maxItems": "{where} has more than {limit} items",
+        "minItems": "{where} needs at least {limit} item(s)",
+        "maximum": "{where} must be at most {limit}",
+        "minimum": "{where} must be at least {limit}",
+        "maxProperties": "{where} has more than {limit} keys",
+        "minProperties": "{where} must name at least {limit} key(s)",
     }
-    return messages.get(kind, f"{where} is invalid ({kind})")
+    return messages.get(kind, "{where} is invalid ({kind})").format(where=where, limit=limit, kind=kind)
 
 
 def _resource_scope(uri: str, tenancy: Tenancy) -> dict[str, str] | None:
