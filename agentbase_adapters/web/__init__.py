@@ -16,11 +16,13 @@ __all__ = ["create_app", "main", "serve"]
 
 
 def create_app(kernel: Any, *, allow_edit: bool = False, api_key: str | None = None,
-               cache_seconds: float = 10.0) -> Any:
-    """The dashboard's guarded ASGI app over an open ``Kernel`` (see ``app.create_app``)."""
+               cache_seconds: float = 30.0, warm_up: bool = False) -> Any:
+    """The dashboard's guarded ASGI app over an open ``Kernel`` (see ``app.create_app``).
+
+    Imported on call, so ``import agentbase_adapters.web`` works without the ``web`` extra."""
     from .app import create_app as _create
 
-    return _create(kernel, allow_edit=allow_edit, api_key=api_key, cache_seconds=cache_seconds)
+    return _create(kernel, allow_edit=allow_edit, api_key=api_key, cache_seconds=cache_seconds, warm_up=warm_up)
 
 
 def serve(db: str | os.PathLike[str] | None = None, *, port: int = 8080, host: str = "127.0.0.1",
@@ -47,7 +49,7 @@ def serve(db: str | os.PathLike[str] | None = None, *, port: int = 8080, host: s
     check_bind(host, api_key)
     uvicorn = require("uvicorn", extra="web")
     with Kernel(db, embedder=embedder, create=False) as kernel:
-        app = create_app(kernel, allow_edit=allow_edit, api_key=api_key)
+        app = create_app(kernel, allow_edit=allow_edit, api_key=api_key, warm_up=True)
         uvicorn.run(app, host=host, port=port, log_level="warning")
 
 

@@ -116,7 +116,7 @@ def _environment() -> Environment:
 
 
 def create_app(kernel: Kernel, *, allow_edit: bool = False, api_key: str | None = None,
-               cache_seconds: float = 10.0) -> HttpGuard:
+               cache_seconds: float = 30.0, warm_up: bool = False) -> HttpGuard:
     """The dashboard over an open kernel (the caller owns and closes it), behind ``HttpGuard``.
 
     Args:
@@ -124,13 +124,19 @@ def create_app(kernel: Kernel, *, allow_edit: bool = False, api_key: str | None 
         allow_edit: Offer edit and delete on entry pages; otherwise every write route answers 403.
         api_key: Require ``Authorization: Bearer <key>`` (for a dashboard behind a proxy that
             adds it; a browser alone cannot send it). Without a key only loopback clients are served.
-        cache_seconds: How long one scan of a scope serves the aggregate views.
+        cache_seconds: How long one scan of a scope serves the aggregate views before a
+            background re-scan (0: every view reads the file again).
+        warm_up: Start the whole-file scan and the verify in the background now (``serve`` does),
+            so the first page view does not wait for them.
     """
     state = _State(kernel, Queries(kernel, ttl=cache_seconds), allow_edit, _environment())
+    if warm_up:
+        state.queries.warm_up()
 
     def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
         scope = _scope(request)
         query = urlencode({k: v for k, v in scope.as_dict().items()})
+        context.setdefault("data_age", state.queries.age(scope))
         html = state.env.get_template(template).render(
             request=request, scope=scope, scope_query=("?" + query) if query else "", scope_label=scope_label(scope),
             allow_edit=state.allow_edit, path=request.url.path, **context)
@@ -138,7 +144,7 @@ def create_app(kernel: Kernel, *, allow_edit: bool = False, api_key: str | None 
 
     def overview(request: Request) -> Response:
         scope = _scope(request)
-        report, age = state.queries.verify()
+        report, age = state.queries.verify(wait=False)
         return page(request, "overview.html", counts=state.queries.counts(scope), info=kernel.info(),
                     size=state.queries.file_size(), verify=report, verify_age=age,
                     sessions=len(kernel.list_sessions(**_session_scope(scope), limit=None)))

@@ -163,28 +163,30 @@ def tag_cloud(counts: Sequence[tuple[str, int]], *, href: str, label: str) -> Ma
     return Markup(f'<div class="cloud" aria-label="{escape(label)}">' + " ".join(words) + "</div>")
 
 
-def _layout(n: int, edges: list[tuple[int, int, int]], *, seed: int = 1, rounds: int = 150) -> np.ndarray:
-    """A small force-directed layout (Fruchterman-Reingold), deterministic for a given graph."""
+def _layout(n: int, edges: list[tuple[int, int, int]], *, seed: int = 1, rounds: int = 200) -> np.ndarray:
+    """Fruchterman-Reingold with a pull to the centre (keeps separate clusters in view);
+    deterministic for a given graph. Returns positions scaled into [0, 1]."""
+    if n == 1:
+        return np.full((1, 2), 0.5)
     rng = np.random.default_rng(seed)
     pos = rng.uniform(-1, 1, (n, 2))
-    if n == 1:
-        return np.zeros((1, 2))
     k = 1.0 / math.sqrt(n)
-    temp = 0.1
+    temp = 0.2
+    a_idx = np.array([a for a, _, _ in edges], dtype=int)
+    b_idx = np.array([b for _, b, _ in edges], dtype=int)
     for _ in range(rounds):
         delta = pos[:, None, :] - pos[None, :, :]
-        dist = np.linalg.norm(delta, axis=2) + 1e-9
-        force = (delta / dist[..., None] * (k * k / dist)[..., None]).sum(axis=1)
-        for a, b, w in edges:
-            d = pos[a] - pos[b]
-            dl = np.linalg.norm(d) + 1e-9
-            pull = d / dl * dl * dl / k * min(1.0, 0.3 + 0.1 * w)
-            force[a] -= pull
-            force[b] += pull
+        dist = np.linalg.norm(delta, axis=2) + 1e-6
+        force = (delta * (k * k / dist**2)[..., None]).sum(axis=1)
+        if edges:
+            d = pos[a_idx] - pos[b_idx]
+            pull = d * (np.linalg.norm(d, axis=1) / k)[:, None]
+            np.add.at(force, a_idx, -pull)
+            np.add.at(force, b_idx, pull)
+        force -= pos * (np.linalg.norm(pos, axis=1, keepdims=True) / k) * 0.5
         length = np.linalg.norm(force, axis=1) + 1e-9
         pos += force / length[:, None] * np.minimum(length, temp)[:, None]
-        pos -= pos.mean(axis=0) * 0.05
-        temp *= 0.97
+        temp = max(temp * 0.975, 0.002)
     span = np.ptp(pos, axis=0)
     span[span == 0] = 1
     return (pos - pos.min(axis=0)) / span

@@ -13,7 +13,6 @@ import os
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -22,7 +21,6 @@ from agentbase_kernel import Entry, EntryNotFound, HistoryEvent, Kernel, Scope, 
 
 __all__ = ["AGE_BINS", "Queries", "ScanRow", "scope_label"]
 
-_PAGE = 10_000
 # Age bins of the freshness view: (label, upper bound in days).
 AGE_BINS: tuple[tuple[str, float], ...] = (
     ("< 1 day", 1), ("1-7 days", 7), ("1-4 weeks", 28), ("1-3 months", 91), ("3-6 months", 182),
@@ -68,43 +66,83 @@ class Queries:
         q.counts(Scope(user_id="alice"))["by_type"]
     """
 
-    def __init__(self, kernel: Kernel, *, ttl: float = 10.0) -> None:
+    def __init__(self, kernel: Kernel, *, ttl: float = 30.0, verify_every: float = 300.0) -> None:
         self.kernel = kernel
         self.ttl = ttl
+        self.verify_every = verify_every
         self._lock = threading.Lock()
-        self._scans: dict[Scope, tuple[float, list[ScanRow]]] = {}
-        self._verify: tuple[float, dict[str, Any]] | None = None
+        self._cache: dict[Any, tuple[float, Any]] = {}
+        self._running: set[Any] = set()
         self._deleted: list[dict[str, Any]] = []
 
     def forget(self) -> None:
         """Drop the cached scans (after an edit made through the dashboard)."""
         with self._lock:
-            self._scans.clear()
-            self._verify = None
+            self._cache = {k: v for k, v in self._cache.items() if k == "verify"}
+
+    def _cached(self, key: Any, compute: Any, ttl: float, *, wait: bool) -> tuple[Any, float] | None:
+        """``(value, age in seconds)``: fresh within ``ttl``; older, it is served while a thread
+        recomputes it. With nothing cached, ``wait`` computes it now, else starts the thread and
+        returns ``None``. On 100k entries one scan takes seconds, so pages never wait twice.
+        ``ttl <= 0`` turns the cache off: every call computes (and waits)."""
+        if ttl <= 0 and wait:
+            return compute(), 0.0
+        with self._lock:
+            hit = self._cache.get(key)
+            age = time.monotonic() - hit[0] if hit else None
+            start = (hit is None and not wait) or (age is not None and age >= ttl)
+            start = start and key not in self._running
+            if start:
+                self._running.add(key)
+        if start:
+            threading.Thread(target=self._refresh, args=(key, compute), daemon=True,
+                             name=f"agentbase-web-{key}").start()
+        if hit is not None:
+            return hit[1], age or 0.0
+        if not wait:
+            return None
+        value = compute()
+        with self._lock:
+            self._cache[key] = (time.monotonic(), value)
+        return value, 0.0
+
+    def _refresh(self, key: Any, compute: Any) -> None:
+        try:
+            value = compute()
+            with self._lock:
+                self._cache[key] = (time.monotonic(), value)
+        except Exception:  # a closed kernel or a locked file: the next page view tries again
+            pass
+        finally:
+            with self._lock:
+                self._running.discard(key)
+
+    def warm_up(self) -> None:
+        """Start the whole-file scan and the verify in the background (at server start)."""
+        self._cached(("rows", Scope()), lambda: self._scan(Scope()), self.ttl, wait=False)
+        self.verify(wait=False)
 
     # -- the scan ----------------------------------------------------------------------------
     def rows(self, scope: Scope) -> list[ScanRow]:
-        now = time.monotonic()
-        with self._lock:
-            hit = self._scans.get(scope)
-            if hit is not None and now - hit[0] < self.ttl:
-                return hit[1]
-        rows = [_row(e) for e in self._entries(scope)]
-        with self._lock:
-            self._scans[scope] = (time.monotonic(), rows)
-        return rows
+        return self.rows_and_age(scope)[0]
 
-    def _entries(self, scope: Scope) -> Iterator[Entry]:
-        offset = 0
-        while True:
-            page = self.kernel.list(**scope.as_dict(), include_expired=True, include_invalid=True,
-                                    limit=_PAGE, offset=offset)
-            yield from page
-            if len(page) < _PAGE:
-                return
-            offset += _PAGE
+    def rows_and_age(self, scope: Scope) -> tuple[list[ScanRow], float]:
+        """The scope's rows and how many seconds ago they were read."""
+        got = self._cached(("rows", scope), lambda: self._scan(scope), self.ttl, wait=True)
+        assert got is not None
+        return got
 
-    # -- overview ----------------------------------------------------------------------------
+    def age(self, scope: Scope) -> float | None:
+        """Seconds since the scope's rows were read, or ``None`` when not cached."""
+        with self._lock:
+            hit = self._cache.get(("rows", scope))
+        return None if hit is None else time.monotonic() - hit[0]
+
+    def _scan(self, scope: Scope) -> list[ScanRow]:
+        # one call: paging with offset re-reads the skipped rows (9.5 s vs 5.4 s on 100k)
+        entries = self.kernel.list(**scope.as_dict(), include_expired=True, include_invalid=True, limit=None)
+        return [_row(e) for e in entries]
+
     def counts(self, scope: Scope) -> dict[str, Any]:
         rows = self.rows(scope)
         current = [r for r in rows if r.invalid_at is None]
@@ -120,16 +158,12 @@ class Queries:
         path = str(self.kernel.path)
         return sum(os.path.getsize(p) for p in (path, path + "-wal", path + "-shm") if os.path.exists(p))
 
-    def verify(self, *, max_age: float = 60.0) -> tuple[dict[str, Any], float]:
-        """``Kernel.verify()`` (an integrity check reads the whole file), at most once a minute."""
-        now = time.monotonic()
-        with self._lock:
-            cached = self._verify
-        if cached is None or now - cached[0] >= max_age:
-            cached = (time.monotonic(), self.kernel.verify())
-            with self._lock:
-                self._verify = cached
-        return cached[1], now - cached[0]
+    def verify(self, *, wait: bool = False) -> tuple[dict[str, Any] | None, float]:
+        """``Kernel.verify()`` and its age: the integrity check reads the whole file (11 s on
+        100k entries), so it runs in the background every ``verify_every`` seconds; ``None``
+        until the first run ends unless ``wait``."""
+        got = self._cached("verify", self.kernel.verify, self.verify_every, wait=wait)
+        return got if got is not None else (None, 0.0)
 
     # -- the six charts ----------------------------------------------------------------------
     def timeline(self, scope: Scope) -> dict[str, Any]:
@@ -230,9 +264,14 @@ class Queries:
             self._deleted = [event, *self._deleted][:200]
 
     # -- one entry ---------------------------------------------------------------------------
-    def superseded(self, entry_id: str) -> list[ScanRow]:
-        """Entries that ``entry_id`` replaced (its predecessors), from the whole-file scan."""
-        return [r for r in self.rows(Scope()) if r.superseded_by == entry_id]
+    def superseded(self, entry_id: str) -> list[ScanRow] | None:
+        """Entries that ``entry_id`` replaced (its predecessors), from the whole-file scan;
+        ``None`` while that scan is still running (an entry page never waits seconds for it)."""
+        whole = Scope()
+        got = self._cached(("rows", whole), lambda: self._scan(whole), self.ttl, wait=self.ttl <= 0)
+        if got is None:
+            return None
+        return [r for r in got[0] if r.superseded_by == entry_id]
 
     def successors(self, entry: Entry, *, limit: int = 20) -> list[Entry]:
         chain, seen = [], {entry.id}
