@@ -2,14 +2,15 @@
 
 Usage::
 
-    python -m benchmarks run                      # LoCoMo quality + speed, every system, writes RESULTS.md + PNGs
-    python -m benchmarks run --quick              # first conversation only
+    python -m benchmarks run                      # every system on both dev sets, writes RESULTS.md + PNGs
+    python -m benchmarks run --set locomo         # one dev set (locomo | assistant | both)
+    python -m benchmarks run --data A.json --data B.json   # any LoCoMo-format files
+    python -m benchmarks run --quick              # one conversation per set, small: a smoke run
     python -m benchmarks scale --sizes 10000,100000
-    python -m benchmarks scale --sizes 1000000    # the long one
     python -m benchmarks report                   # re-render RESULTS.md from benchmarks/results/*.json
 
 ``system`` and ``scale-one`` are the per-process workers ``run`` and ``scale`` start (one process per
-system or size, so peak RSS and caches never mix).
+system, dev set or size, so peak RSS and caches never mix).
 """
 
 from __future__ import annotations
@@ -29,47 +30,86 @@ from .common import ROOT, offline_env, run_worker, versions
 # spin at every barrier waiting for a descheduled sibling: one MiniLM query took 1,430 ms with 2 threads
 # and 151 ms with 1 (measured here). Every system embeds with the same MiniLM, so all get the same setting.
 SINGLE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-ORDER = ("agentbase", "agentbase-deferred", "agentbase-no-vectors", "agentbase-no-ner", "agentbase-store", "fts5", "dense", "langgraph", "mem0",
-         "mem0-own-embedder")
+QUICK_QUESTIONS = 40  # --quick: the first conversation, its first questions
 
 
 def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M")
 
 
-def _data(args: argparse.Namespace) -> list[dict]:
-    data = locomo.load(Path(args.data))
-    return data[:1] if args.quick else data
+def _quick(data: list[dict]) -> list[dict]:
+    first = dict(data[0])
+    first["qa"] = [q for q in first["qa"] if q.get("category") in (1, 2, 3, 4)][:QUICK_QUESTIONS]
+    return [first]
+
+
+def _load(path: str, quick: bool) -> list[dict]:
+    data = locomo.load(Path(path))
+    return _quick(data) if quick else data
+
+
+def _datasets(args: argparse.Namespace) -> list[Path]:
+    """--data files if given, else the --set's files; both (the default) skips a set whose file is missing."""
+    if args.data:
+        paths = [Path(p) for p in args.data]
+    else:
+        names = ["locomo", "assistant"] if args.set == "both" else [args.set]
+        paths = [locomo.DATASETS[n] for n in names]
+        if args.set == "both" and not locomo.ASSISTANT_DATA.exists():
+            print(f"note: {locomo.ASSISTANT_DATA} does not exist yet: LoCoMo dev only", flush=True)
+            paths = [locomo.DEFAULT_DATA]
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        raise SystemExit(f"dev set not found: {', '.join(missing)}")
+    return paths
+
+
+def _summary(result: dict) -> str:
+    row = result["rows"][0]
+    s = row["scores"]["all"]
+    line = (f"   hit@1={s['hit@1']:.3f} hit@10={s['hit@10']:.3f} recall@10={s['recall@10']:.3f} n={s['n']} "
+            f"ingest={result['ingest_per_s']:,.1f} turns/s add p50/p95={result['add_p50_ms']}/{result['add_p95_ms']} ms "
+            f"search p50/p95={result['search_p50_ms']}/{result['search_p95_ms']} ms rss={result['peak_rss'] / 1e6:,.0f} MB")
+    for kind, k in sorted(row.get("kinds", {}).items()):
+        line += f"\n     kind {kind}: n={k['n']} hit@1={k['hit@1']:.3f} hit@10={k['hit@10']:.3f} recall@10={k['recall@10']:.3f}"
+    return line
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from .systems import DEFAULT, SYSTEMS
+
     outdir = Path(args.results_dir)
     (outdir / "results").mkdir(parents=True, exist_ok=True)
-    names = args.systems.split(",") if args.systems else list(ORDER)
-    unknown = set(names) - set(ORDER)
+    names = args.systems.split(",") if args.systems else list(DEFAULT)
+    unknown = set(names) - set(SYSTEMS)
     if unknown:
-        raise SystemExit(f"unknown systems {sorted(unknown)}; choose from {', '.join(ORDER)}")
+        raise SystemExit(f"unknown systems {sorted(unknown)}; choose from {', '.join(SYSTEMS)}")
+    paths = _datasets(args)
     started = time.perf_counter()
-    systems = []
+    run: dict = {"started": _now(), "quick": args.quick, "smoke": args.smoke, "sets": {}, "versions": versions()}
+    out = outdir / "results" / "run.json"
     with tempfile.TemporaryDirectory(prefix="bench-run-") as tmp:
-        for name in names:
-            print(f"== {name}", flush=True)
-            extra = ["--quick"] if args.quick else []
-            extra += ["--smoke"] if args.smoke else []
-            extra += ["--no-progress"] if args.no_progress else []
-            result = run_worker(["system", name, "--data", args.data, *extra], Path(tmp) / f"{name}.json",
-                                env=SINGLE_THREAD)
-            s = result["rows"][0]["scores"]["all"]
-            print(f"   hit@10={s['hit@10']:.3f} recall@10={s['recall@10']:.3f} n={s['n']} "
-                  f"ingest={result['ingest_per_s']:,.1f} turns/s p50={result['search_p50_ms']} ms "
-                  f"rss={result['peak_rss'] / 1e6:,.0f} MB bytes/memory={result['bytes_per_memory']:,.0f}", flush=True)
-            systems.append(result)
-    data = _data(args)
-    run = {"finished": _now(), "wall_s": round(time.perf_counter() - started, 1), "data": args.data,
-           "quick": args.quick, "smoke": args.smoke, "conversations": len(data),
-           "turns": systems[0]["turns"], "malformed_evidence": systems[0]["rows"][0]["malformed_evidence"],
-           "systems": systems, "versions": versions()}
-    (outdir / "results" / "run.json").write_text(json.dumps(run, indent=1, default=str))
+        for path in paths:
+            name = locomo.set_name(path)
+            data = _load(str(path), args.quick)
+            turns = locomo.turns_of(data)
+            entry = {"data": str(path), "note": locomo.SAMPLE_NOTES.get(name, "dev set"),
+                     "conversations": len(data), "turns": len(turns),
+                     "questions": len(locomo.questions_of(data)), "systems": []}
+            run["sets"][name] = entry
+            for system in names:
+                print(f"== {name} / {system}", flush=True)
+                extra = ["--quick"] if args.quick else []
+                extra += ["--smoke"] if args.smoke else []
+                extra += ["--no-progress"] if args.no_progress else []
+                result = run_worker(["system", system, "--data", str(path), *extra], Path(tmp) / f"{name}-{system}.json",
+                                    env=SINGLE_THREAD)
+                print(_summary(result), flush=True)
+                entry["systems"].append(result)
+                entry["malformed_evidence"] = result["rows"][0]["malformed_evidence"]
+                # saved after each system: a long run that dies keeps what it measured
+                run["finished"], run["wall_s"] = _now(), round(time.perf_counter() - started, 1)
+                out.write_text(json.dumps(run, indent=1, default=str))
     from .report import render
 
     print(f"wrote {render(outdir)}")
@@ -82,7 +122,8 @@ def cmd_system(args: argparse.Namespace) -> int:
 
     code = versions()["agentbase commit"]  # at start: the kernel may change on disk during a long run
     with tempfile.TemporaryDirectory(prefix=f"bench-{args.name}-") as tmp:
-        result = run_system(args.name, _data(args), Path(tmp), progress=not args.no_progress, smoke=args.smoke)
+        result = run_system(args.name, _load(args.data, args.quick), Path(tmp), progress=not args.no_progress,
+                            smoke=args.smoke)
     result["code"] = code
     Path(args.out).write_text(json.dumps(result, default=str))
     return 0
@@ -144,16 +185,19 @@ def main(argv: list[str] | None = None) -> int:
         if results:
             p.add_argument("--results-dir", default=str(ROOT), help="where RESULTS.md, PNGs and results/ go")
 
-    p = sub.add_parser("run", help="LoCoMo quality + speed for every system")
-    p.add_argument("--data", default=str(locomo.DEFAULT_DATA))
-    p.add_argument("--quick", action="store_true", help="first conversation only")
-    p.add_argument("--systems", help=f"comma-separated subset of {','.join(ORDER)}")
+    p = sub.add_parser("run", help="quality + speed for every system on the dev sets")
+    p.add_argument("--data", action="append", help="a LoCoMo-format file (repeatable); overrides --set")
+    p.add_argument("--set", choices=("locomo", "assistant", "both"), default="both",
+                   help="which dev sets (default both; LoCoMo only while the assistant set is not written)")
+    p.add_argument("--quick", action="store_true",
+                   help=f"first conversation and its first {QUICK_QUESTIONS} questions of each set")
+    p.add_argument("--systems", help="comma-separated subset (default: every non-ablation system)")
     p.add_argument("--smoke", action="store_true", help="stand-in embedder and regex NER: for tests, not results")
     common(p)
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("system", help="(worker) one system, in this process")
-    p.add_argument("name", choices=ORDER)
+    p = sub.add_parser("system", help="(worker) one system on one dev set, in this process")
+    p.add_argument("name")
     p.add_argument("--data", default=str(locomo.DEFAULT_DATA))
     p.add_argument("--quick", action="store_true")
     p.add_argument("--smoke", action="store_true")
