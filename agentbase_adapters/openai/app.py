@@ -169,7 +169,7 @@ _CREATE_AND_RUN_FIELDS = (
     "metadata",
     "tools",
     "stream",
-    *_RUN_OPTIONS,
+    *(option for option in _RUN_OPTIONS if option != "reasoning_effort"),  # runs.create only
 )
 _RUN_KINDS = {
     "model": "string",
