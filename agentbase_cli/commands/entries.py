@@ -62,8 +62,8 @@ def filter_options(fn: Any) -> Any:
         click.option("--tag", multiple=True, metavar="TAGS",
                      help="Only entries carrying every one of these tags (comma-separated or repeated)."),
         click.option("--role", help="Only entries spoken by this role (user, assistant, system, ...)."),
-        click.option("--since", type=DATE, help="Only entries created on or after this date (YYYY-MM-DD)."),
-        click.option("--until", type=DATE, help="Only entries created on or before this date (YYYY-MM-DD)."),
+        click.option("--since", type=DATE, help="Only entries created at or after this time (YYYY-MM-DD is midnight UTC)."),
+        click.option("--until", type=DATE, help="Only entries created at or before this time (YYYY-MM-DD is midnight UTC)."),
         metadata_option("Only entries whose metadata matches: a JSON object (operators as in docs/kernel-api.md) "
                         "or KEY=VALUE; repeat to require several."),
     ]):
