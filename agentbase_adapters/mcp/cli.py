@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from agentbase_kernel import AgentBase, AgentBaseError
 
+from .._http_guard import resolve_api_key
 from .._require import require
 from ._tenancy import Tenancy
 from .server import create_server
@@ -83,7 +84,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     p.add_argument("--host", default="127.0.0.1", help="http: interface to listen on (loopback unless --api-key)")
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"http: port (default {DEFAULT_PORT})")
-    p.add_argument("--api-key", default=env("AGENTBASE_API_KEY"), help="http: bearer key clients must send ($AGENTBASE_API_KEY)")
+    p.add_argument("--api-key", help="http: bearer key clients must send (visible in the process list: "
+                   "prefer --api-key-file or $AGENTBASE_API_KEY)")
+    p.add_argument("--api-key-file", help="http: a file whose first line is the key")
     p.add_argument("--embedder", default="auto", help="auto, none, minilm, minilm-int8, ... (default auto)")
     return p
 
@@ -93,8 +96,9 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="agentbase-mcp: %(message)s")
     try:
+        api_key = resolve_api_key(args.api_key, args.api_key_file) if args.transport == "http" else None
         serve(args.db, user_id=args.user_id, agent_id=args.agent_id, multi_tenant=args.multi_tenant,
-              transport=args.transport, host=args.host, port=args.port, api_key=args.api_key, embedder=args.embedder)
+              transport=args.transport, host=args.host, port=args.port, api_key=api_key, embedder=args.embedder)
     except (AgentBaseError, ValueError) as exc:
         print(f"agentbase-mcp: {exc}", file=sys.stderr)
         return 2

@@ -20,10 +20,12 @@ KEY = "test-key-0123456789"
 
 @pytest.fixture(scope="module")
 def http_server(tmp_path_factory: pytest.TempPathFactory):
-    db = tmp_path_factory.mktemp("http") / "memory.db"
+    home = tmp_path_factory.mktemp("http")
+    db, key_file = home / "memory.db", home / "key.txt"
+    key_file.write_text(KEY + "\n")
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "tests.adapters.mcp._launch", "--db", str(db), "--user-id", "alice",
-                             "--transport", "http", "--port", str(port), "--api-key", KEY],
+                             "--transport", "http", "--port", str(port), "--api-key-file", str(key_file)],
                             cwd=str(ROOT), env=server_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         wait_listening(port, proc)

@@ -154,6 +154,9 @@ def test_messages_and_sessions(alice, kernel_on):
     turn = session["messages"][0]["memory_id"]
     assert kernel_on.get(turn, user_id="alice").session_id == "trip"
     assert "trip" in [s["id"] for s in alice.ok("list_sessions")["sessions"]]
+    hit = alice.ok("search_memories", {"query": "trip to Kyoto with Ana", "session_id": "trip"})["results"][0]
+    assert hit["id"] == turn
+    assert hit["provenance"] == [{"message_id": session["messages"][0]["id"], "session_id": "trip", "role": "user"}]
     quiet = alice.ok("add_message", {"session_id": "trip", "role": "user", "content": "ok", "remember": False})
     assert "memory_id" not in quiet["message"]
     assert alice.fails("get_session", {"session_id": "no-such-session"}) == \
