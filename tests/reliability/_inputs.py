@@ -104,8 +104,16 @@ def nested(depth: int, *, kind: str = "list", leaf: Any = 1) -> Any:
     return value
 
 
+def nested_json(depth: int, *, kind: str = "list") -> bytes:
+    """``nested(depth)`` as JSON text, written without recursion (``json.dumps`` cannot go past ~1000)."""
+    if kind == "list":
+        return b"[" * depth + b"1" + b"]" * depth
+    return b'{"k":' * depth + b"1" + b"}" * depth
+
+
 DEEP = [nested(65), nested(65, kind="dict"), nested(3000), nested(3000, kind="dict")]
 deep = st.builds(nested, st.sampled_from([65, 200, 3000]), kind=st.sampled_from(["list", "dict"]))
+deep_json = st.builds(nested_json, st.sampled_from([65, 200, 3000, 100_000]), kind=st.sampled_from(["list", "dict"]))
 
 # HTTP shapes for the servers (items 1, 2, 4, 5): what a web page, a rebinding DNS name or a
 # careless client sends. ``{port}`` is filled with the server's port.
