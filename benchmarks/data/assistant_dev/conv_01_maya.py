@@ -145,7 +145,7 @@ QA = [
     ("On what date did I adopt my dog?", "Saturday 11 May 2024", ["dog-adopt"], "temporal"),
     ("How many months after starting at Fieldnote did I learn the company was being acquired?",
      "About four and a half months (started 11 March 2024, news by 29 July 2024)", ["reloc", "job-news"], "temporal"),
-    ("What was my rent in Somerville?", "$2,450 a month", ["rent-boston"], "single-session-user"),
+    ("How much rent was I paying for my first apartment this year?", "$2,450 a month", ["rent-boston"], "single-session-user"),
     ("Which neighbourhood did you suggest I explore on weekends after I arrived in Colorado?",
      "The Highlands (cafes, Saturday farmers' market, a climbing gym nearby)", ["rec-hood"],
      "single-session-assistant"),

@@ -130,7 +130,7 @@ QA = [
     ("Did my manager change before or after I started learning Rust?",
      "Before: Ana left and Raj took over by 12 March 2024; Rust started around 21 May 2024", ["mgr2", "language1"],
      "temporal"),
-    ("What was the slow orders query I asked about?",
+    ("Which query was taking four seconds?",
      "SELECT * FROM orders WHERE status = 'pending' ORDER BY created_at LIMIT 50, taking 4 seconds on 30 million rows",
      ["q-orders"], "single-session-user"),
     ("What index did you recommend for the pending orders query?",

@@ -122,7 +122,7 @@ QA = [
     ("On what date did we hold Dev's seventh birthday party?", "Saturday 11 May 2024", ["party"], "temporal"),
     ("How long after Dev lost his first tooth did he turn seven?",
      "About eleven weeks: tooth on 15 February 2024, birthday on 4 May 2024", ["tooth", "party"], "temporal"),
-    ("What are the dates of Anika's science camp?", "15 to 26 July 2024", ["camp"], "single-session-user"),
+    ("Which two weeks is Anika away at camp this summer?", "15 to 26 July 2024", ["camp"], "single-session-user"),
     ("What non-sandwich lunch ideas did you give me for Dev?",
      "Pasta salad with peas and cheese, hummus and cucumber wraps, rice balls with salmon, a snack plate box",
      ["rec-lunch"], "single-session-assistant"),

@@ -120,7 +120,7 @@ QA = [
     ("When did Gus and I build the raised bed?", "Saturday 23 March 2024", ["bed"], "temporal"),
     ("What blood pressure reading worried me when I started my log?", "158 over 96", ["bp-reading"],
      "single-session-user"),
-    ("How long is my usual walk after lunch?", "About 35 minutes, around the park loop", ["walk-note"],
+    ("How long do my daily walks take?", "About 35 minutes, around the park loop", ["walk-note"],
      "single-session-user"),
     ("What did you tell me to do about the bugs on my tomatoes?",
      "Spray them off with water or a mild soapy water spray, let ladybirds eat them, avoid broad pesticides",
@@ -131,4 +131,7 @@ QA = [
      "paraphrase"),
     ("When might I be able to walk unaided again?",
      "By the end of September 2024, if he keeps doing his leg exercises", ["pt"], "paraphrase"),
+    ("What did the heart doctor change about six weeks after my first visit?",
+     "He raised lisinopril to 20 milligrams and asked for 30 minutes of walking a day (8 May 2024)", ["med2"],
+     "temporal"),
 ]

@@ -47,7 +47,7 @@ SESSIONS = [
         "Good idea; it holds the heel in the cup without tightening the whole shoe.",
     ]),
     ("9:00 pm on 16 April, 2024", [
-        "Feeling tired all the time. Not sleepy, just flat. My long runs are up to 16 km.",
+        "@flat Feeling tired all the time. Not sleepy, just flat. My long runs are up to 16 km.",
         "That can be normal mid-plan, but check your sleep, food and iron. Runners, especially women, often get low iron. Have you had blood work lately?",
         "Not in a year. I'll ask my GP.",
         "Good. Meanwhile, take a lighter week: cut distance by 30% and keep runs easy.",
@@ -134,7 +134,7 @@ QA = [
     ("On what date did I run the Riverside 10K?", "Sunday 24 March 2024", ["race1-result"], "temporal"),
     ("How many weeks were there between my 10K and my half marathon?",
      "About eleven weeks: 24 March to 9 June 2024", ["race1-result", "race2-result"], "temporal"),
-    ("What was my ferritin level?", "14 (low)", ["iron"], "single-session-user"),
+    ("What did my blood test show?", "14 (low)", ["iron"], "single-session-user"),
     ("What did you say about my shin pain and old shoes?",
      "Shoes last 500-800 km; get fitted at a running shop with a gait check and cut the week's distance by a third",
      ["rec-shoes"], "single-session-assistant"),
@@ -146,4 +146,6 @@ QA = [
     ("Quick supper ideas for my mineral deficiency?",
      "Lentil and spinach curry, chili, tofu stir-fry with broccoli, eggs with greens, plus vitamin C",
      ["rec-iron-food"], "paraphrase"),
+    ("What did my GP find two weeks after I told you I felt flat all the time?",
+     "Low ferritin (14); she started iron every other day", ["flat", "iron"], "temporal"),
 ]

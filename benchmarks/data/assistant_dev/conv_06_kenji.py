@@ -87,7 +87,7 @@ SESSIONS = [
         "Then start looking for reconditioned models now, so you can buy in cash before it fails.",
     ]),
     ("3:20 pm on 1 October, 2024", [
-        "We bought the oven! Reconditioned, $10,200, all cash.",
+        "@oven-bought We bought the oven! Reconditioned, $10,200, all cash.",
         "Congratulations, and no debt, just as you wanted. How does it bake?",
         "Even heat, finally. Tomás is happy.",
         "Wonderful. Note down how bake times differ from the old oven for every product.",
@@ -125,7 +125,7 @@ QA = [
     ("How long after the rye weekend trial began did it go on the daily list?",
      "About three months: trial suggested 25 June 2024, on the daily list by 1 October 2024",
      ["rec-rye", "rye-result"], "temporal"),
-    ("How much was in the oven fund in August?", "$9,400", ["oven-fund"], "single-session-user"),
+    ("How much had I put aside for the replacement oven by the heat wave?", "$9,400", ["oven-fund"], "single-session-user"),
     ("What did you suggest for our December special?",
      "A matcha and yuzu roll cake or a Japanese-style strawberry shortcake, sold by pre-order", ["rec-holiday"],
      "single-session-assistant"),
@@ -133,4 +133,6 @@ QA = [
      "The laminated croissant dough was falling apart in the 95-degree kitchen, so they paused them",
      ["heatwave"], "paraphrase"),
     ("What's my family's history with borrowing money?", "His father lost his shop to debt", ["debt"], "paraphrase"),
+    ("What did I finally buy about two months after the heat wave?",
+     "A reconditioned deck oven, $10,200 in cash (by 1 October 2024)", ["heatwave", "oven-bought"], "temporal"),
 ]

@@ -122,7 +122,7 @@ QA = [
     ("Who takes the 3 am puppy shift?", "Sam, his partner", ["partner"], "single-session-user"),
     ("How long did month-end take before I changed the process?", "Nine working days (now five)",
      ["review-number"], "single-session-user"),
-    ("Where is the cottage we booked for the anniversary?", "Near Malham, with no phone signal", ["cottage"],
+    ("Which village is our anniversary getaway near?", "Near Malham, with no phone signal", ["cottage"],
      "single-session-user"),
     ("What did you say to do when the puppy bites our hands?",
      "Say 'ouch', stop play for a few seconds, offer a chew toy; make sure she naps", ["rec-biting"],
@@ -131,4 +131,6 @@ QA = [
     ("Which kit did I need before bringing home the little golden?",
      "A crate with a divider, the breeder's food, bowls, collar and tag, lead, chew toys, pads, enzyme cleaner, a vet booking",
      ["rec-kit"], "paraphrase"),
+    ("Which appointment got rescheduled about four weeks after I started the new job?",
+     "Juniper's neutering, moved from 3 to 10 September 2024", ["vet2"], "temporal"),
 ]

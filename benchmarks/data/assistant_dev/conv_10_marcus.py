@@ -138,7 +138,7 @@ QA = [
      "About three and a half months: demolition from 8 April 2024, first dinner on 26 July 2024",
      ["demo-date", "final-dinner"], "temporal"),
     ("When did Brightline start work?", "3 June 2024", ["start-brightline"], "temporal"),
-    ("How much were the quartz counters?", "$4,900 installed", ["counters"], "single-session-user"),
+    ("What did the new countertops cost?", "$4,900 installed", ["counters"], "single-session-user"),
     ("What's my guitar teacher's name, and when are lessons?", "Ray, every other Thursday", ["lessons"],
      "single-session-user"),
     ("How did you say we could eat during the renovation?",

@@ -152,7 +152,7 @@ QA = [
      "About five and a half months: offered 17 April 2024, delivered 3 October 2024", ["client3", "novel-done"],
      "temporal"),
     ("When did I pay my first quarterly estimate?", "By 17 April 2024 ($3,400)", ["first-estimate"], "temporal"),
-    ("How much do I pay each year for my CAT tool?", "$700 a year (Trados)", ["trados"], "single-session-user"),
+    ("How much does my translation software cost per year?", "$700 a year (Trados)", ["trados"], "single-session-user"),
     ("How much did I earn this year compared with last?", "About $71,000, up from $58,000", ["income"],
      "single-session-user"),
     ("How did you suggest I handle the sausage idiom in the novel?",

@@ -137,7 +137,7 @@ QA = [
     ("How long after my diagnosis did my A1C first go under 7?",
      "About eight and a half months: diagnosed late January 2024, A1C 6.6 on 19 October 2024",
      ["diagnosis", "a1c3"], "temporal"),
-    ("What was my fasting sugar in March?", "About 130, down from 160", ["fasting"], "single-session-user"),
+    ("What was my blood sugar on waking, about a month after the diagnosis?", "About 130, down from 160", ["fasting"], "single-session-user"),
     ("When does Meera have driving school?", "Tuesdays and Thursdays", ["meera-lessons"], "single-session-user"),
     ("What did you tell me to do to get the best price from dealers?",
      "Ask for the out-the-door price by email and say you're collecting quotes", ["rec-quotes"],

@@ -173,7 +173,7 @@ QA = [
     ("How many months passed between the principal suggesting the VP job and my offer?",
      "About four and a half months: suggested 6 November 2023, offer on 25 March 2024", ["vp1", "vp-offer"],
      "temporal"),
-    ("By how much did referrals fall after the phone policy?", "23% in the first six weeks", ["referrals"],
+    ("What headline figure did I have for the board about the phone policy?", "23% in the first six weeks", ["referrals"],
      "single-session-user"),
     ("Which days does Sasha have gymnastics?", "Tuesday and Friday evenings", ["kids"], "single-session-user"),
     ("What ingredients did you give me for the lemon bar filling?",

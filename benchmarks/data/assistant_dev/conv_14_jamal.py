@@ -106,7 +106,7 @@ SESSIONS = [
         "Push notifications through Firebase Cloud Messaging fit your setup. Let people choose which shifts they're notified about, or it gets noisy.",
         "Filters by shift time, good idea.",
         "Keep the settings simple: day, night, weekend.",
-        "Nia rolled over yesterday! Keisha caught it on video.",
+        "@rollover Nia rolled over yesterday! Keisha caught it on video.",
         "A big milestone at her age. Time to babyproof the changing table.",
         "The new job is good. I run the Monday ops meeting now.",
         "Nice. Keep it short with the same agenda every week: numbers, problems, decisions.",
@@ -163,4 +163,6 @@ QA = [
     ("Who owns the thing I coded, given I made it at home?",
      "Likely Jamal, but check his employment agreement's invention clauses and get a written agreement",
      ["rec-owner"], "paraphrase"),
+    ("What did our daughter learn to do about eleven weeks after she was born?",
+     "Roll over (25 August 2024; born 7 June)", ["born", "rollover"], "temporal"),
 ]
