@@ -12,9 +12,9 @@ ASGI middleware (Starlette-compatible) that refuses, in this order::
                               (unless ``allow_remote=True``).
     401 missing_api_key /     an API key is set and ``Authorization: Bearer <key>`` is
         invalid_api_key       absent or wrong (compared in constant time).
-    403 cross_origin_request  an unsafe method (not GET/HEAD/OPTIONS) sent by a browser from
-                              another origin: ``Sec-Fetch-Site`` other than same-origin/none,
-                              else an ``Origin`` that is not this server's own.
+    403 cross_origin_request  an unsafe method (not GET/HEAD/OPTIONS) or a WebSocket handshake
+                              sent by a browser from another origin: ``Sec-Fetch-Site`` other
+                              than same-origin/none, else an ``Origin`` not this server's own.
     403 csrf_token_mismatch   ``csrf_token`` is set and an unsafe request lacks the header
                               ``X-CSRF-Token: <token>``.
     415 unsupported_media_type ``writes="json"`` and a request with a body is not
@@ -310,8 +310,10 @@ class HttpGuard:
             return
         headers = _Headers(scope)
         refusal = self._refuse_caller(scope, headers)
+        if refusal is None and scope["type"] == "websocket":
+            refusal = self._refuse_cross_origin(headers)  # browsers open sockets anywhere, no CORS
         if refusal is None and scope["type"] == "http" and scope["method"] not in _SAFE_METHODS:
-            refusal = self._refuse_write(headers)
+            refusal = self._refuse_cross_origin(headers) or self._refuse_csrf(headers)
         if refusal is None and scope["type"] == "http":
             refusal = self._refuse_declared_body(headers)
         if refusal is not None:
@@ -369,7 +371,7 @@ class HttpGuard:
             return Refusal(401, "invalid_api_key", f"Incorrect API key provided: {_masked(given)}.")
         return None
 
-    def _refuse_write(self, headers: _Headers) -> Refusal | None:
+    def _refuse_cross_origin(self, headers: _Headers) -> Refusal | None:
         site = headers.get(b"sec-fetch-site")
         origin = headers.get(b"origin")
         if site is not None:
@@ -378,18 +380,22 @@ class HttpGuard:
             cross = not _same_origin(origin, headers.get(b"host"))
         else:
             cross = False  # not a browser: no cross-site forgery possible
-        if cross:
-            return Refusal(
-                403,
-                "cross_origin_request",
-                "Cross-origin writes are refused: this server takes requests from its own pages "
-                "and from non-browser clients only.",
-            )
-        if self.csrf_token is not None:
-            given = headers.get(CSRF_HEADER, b"")
-            if not hmac.compare_digest(given, self.csrf_token.encode("utf-8")):
-                return Refusal(403, "csrf_token_mismatch", "Missing or wrong X-CSRF-Token header.")
-        return None
+        if not cross:
+            return None
+        return Refusal(
+            403,
+            "cross_origin_request",
+            "Cross-origin writes are refused: this server takes requests from its own pages "
+            "and from non-browser clients only.",
+        )
+
+    def _refuse_csrf(self, headers: _Headers) -> Refusal | None:
+        if self.csrf_token is None:
+            return None
+        given = headers.get(CSRF_HEADER, b"")
+        if hmac.compare_digest(given, self.csrf_token.encode("utf-8")):
+            return None
+        return Refusal(403, "csrf_token_mismatch", "Missing or wrong X-CSRF-Token header.")
 
     def _refuse_declared_body(self, headers: _Headers) -> Refusal | None:
         length = headers.get(b"content-length")

@@ -403,6 +403,7 @@ def serve(
     api_key: str | None = None,
     api_key_file: str | os.PathLike[str] | None = None,
     embedder: Any = "auto",
+    ner: str | None = "auto",
     responder: Responder | None = None,
     allow_remote: bool = False,
     body_limit: int = DEFAULT_BODY_LIMIT,
@@ -421,6 +422,7 @@ def serve(
         api_key_file: A file whose first line is the key (keeps it out of the process list).
         embedder: As for ``AgentBase``: ``"auto"``, ``"none"``, ``"minilm"``, ``"minilm-int8"``,
             ``"sentence-transformers:<path>"``, ... - the one the file was written with.
+        ner: As for ``AgentBase``: ``"auto"``, ``"regex"``, a spaCy model name, or None.
         responder: ``fn(messages, context) -> reply`` for runs.
         allow_remote: Listen on a non-loopback interface without an API key.
         body_limit: Largest request body in bytes (413 above it).
@@ -433,7 +435,7 @@ def serve(
     key = resolve_api_key(api_key, api_key_file)
     check_bind(host, key, allow_remote=allow_remote)
     uvicorn = require("uvicorn", extra="openai")
-    with AgentBase(db_path, embedder=embedder) as db:
+    with AgentBase(db_path, embedder=embedder, ner=ner) as db:
         db.sync.initialize()  # a wrong embedder or path fails here, before the port is bound
         app = create_app(
             db, api_key=key, responder=responder, allow_remote=allow_remote, body_limit=body_limit

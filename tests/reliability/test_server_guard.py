@@ -117,6 +117,11 @@ def test_websocket_with_a_foreign_host_is_closed() -> None:
         with guarded.websocket_connect(url, headers={"host": "evil.example"}) as ws:
             ws.receive_text()
     assert excinfo.value.code == 1008
+    with pytest.raises(WebSocketDisconnect):  # a page elsewhere opening a socket: no CORS protects it
+        with guarded.websocket_connect(url, headers={"host": f"127.0.0.1:{PORT}", "origin": "http://evil.example"}) as ws:
+            ws.receive_text()
+    with guarded.websocket_connect(url, headers={"host": f"127.0.0.1:{PORT}", "origin": BASE}) as ws:
+        assert ws.receive_text() == "hello"
 
 
 def _free_port() -> int:
