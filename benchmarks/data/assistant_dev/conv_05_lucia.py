@@ -38,9 +38,9 @@ SESSIONS = [
     ("6:20 pm on 25 March, 2024", [
         "@race1-result Riverside 10K done yesterday! 58:40. I couldn't believe it.",
         "That's well ahead of the plan. A 58:40 10K suggests you could run a half in around 2:08 to 2:10 with training.",
-        "@goal2 So should I change my goal?",
+        "So should I change my goal?",
         "I'd aim for under 2:10 now, and decide on race week whether to go faster.",
-        "Okay, 2:10 it is. I'm excited.",
+        "@goal2 Okay, 2:10 it is. I'm excited.",
         "@blister The only problem was a nasty blister on my left heel. It popped at kilometre 7.",
         "Keep it clean and covered with a hydrocolloid plaster. Going forward, try thin synthetic socks and check the lacing; heel blisters often come from the heel slipping.",
         "I'll try a heel-lock lacing then.",
