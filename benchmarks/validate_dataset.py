@@ -31,20 +31,23 @@ __all__ = ["KINDS", "Report", "content_words", "main", "parse_session_date", "va
 KINDS = ("knowledge-update", "preference", "aggregation", "multi-session", "temporal",
          "single-session-user", "single-session-assistant", "paraphrase")
 CATEGORIES = (1, 2, 3, 4, 5)  # LoCoMo: multi-hop, temporal, open-domain, single-hop, adversarial
-_DIA_ID = re.compile(r"D(\d+):(\d+)")
 _SESSION_KEY = re.compile(r"session_(\d+)")
 _DATE_FORMAT = "%I:%M %p on %d %B, %Y"  # "9:14 am on 3 February, 2024", LoCoMo's own format
 
 # Words that carry no content: a paraphrase may share these with its evidence.
-_STOPWORDS = frozenset("""
-a about above after again against all also am an and any are as at be because been before being below
-between both but by can could did do does doing down during each else ever few for from further get got
-had has have having he her here hers herself him himself his how i if in into is it its itself just
-let me more most my myself no nor not now of off on once only or other our ours out over own same she
-should so some such than that the their theirs them themselves then there these they this those
-through to too under until up very was we were what when where which while who whom why will with
-would you your yours yourself yourselves one ones thing things any anything something really
-""".split())
+_STOPWORDS = frozenset([
+    "a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any", "are", "as",
+    "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could",
+    "did", "do", "does", "doing", "down", "during", "each", "else", "ever", "few", "for", "from", "further",
+    "get", "got", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself",
+    "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "let", "me", "more", "most",
+    "my", "myself", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours",
+    "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their",
+    "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too",
+    "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who",
+    "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves", "one", "ones",
+    "thing", "things", "anything", "something", "really",
+])
 
 
 @dataclass
@@ -69,8 +72,8 @@ class Report:
         return not self.errors
 
     def summary(self) -> str:
-        lines = [f"{self.conversations} conversations, {self.sessions} sessions, {self.turns} turns, "
-                 f"{self.questions} questions"]
+        lines = [(f"{self.conversations} conversations, {self.sessions} sessions, {self.turns} turns, "
+                  f"{self.questions} questions")]
         if self.sessions_per_conversation:
             lines.append(f"sessions per conversation {min(self.sessions_per_conversation)}-"
                          f"{max(self.sessions_per_conversation)}, turns per session {min(self.turns_per_session)}-"
