@@ -250,7 +250,7 @@ async def get_session(db: AgentBase, scope: dict[str, str], args: dict[str, Any]
             "total": await db.count_messages(session.id)}
 
 
-@_tool("list_sessions", "List conversations (session ids) stored for this scope, newest first.",
+@_tool("list_sessions", "List conversations (session ids) stored for this scope, oldest first.",
        {"limit": {"type": "integer", "minimum": 1, "maximum": LIMITS["page"], "default": 50},
         "offset": {"type": "integer", "minimum": 0, "maximum": 2**31, "default": 0}}, read_only=True)
 async def list_sessions(db: AgentBase, scope: dict[str, str], args: dict[str, Any]) -> dict[str, Any]:

@@ -11,6 +11,7 @@ import argparse
 import logging
 import os
 import sys
+import threading
 from typing import Any, Literal
 
 from agentbase_kernel import AgentBase, AgentBaseError
@@ -21,6 +22,8 @@ from ._tenancy import Tenancy
 from .server import create_server
 
 __all__ = ["DEFAULT_PORT", "DEFAULT_USER", "main", "serve"]
+
+log = logging.getLogger("agentbase.mcp")
 
 DEFAULT_PORT = 8766
 DEFAULT_USER = "default"
@@ -57,14 +60,30 @@ def serve(db_path: str | os.PathLike[str] | None = None, *, user_id: str | None 
 
         check_host(host, api_key)
     anyio = require("anyio", extra="mcp")
-    with AgentBase(db_path, embedder=embedder, ner=ner) as db:  # opens the file and loads the models up front
-        server = create_server(db, tenancy)
+    db = AgentBase(db_path, embedder=embedder, ner=ner)
+    server = create_server(db, tenancy)
+    # Loading spaCy and the embedder takes seconds (15 s on a busy machine); the client's handshake
+    # should not wait for it. The first tool call waits instead (the kernel opens under a lock), and a
+    # file that cannot be opened is reported by every call as a tool error, in the model's view.
+    warm_up = threading.Thread(target=_open, args=(db,), name="agentbase-mcp-open", daemon=True)
+    warm_up.start()
+    try:
         if transport == "stdio":
             anyio.run(_run_stdio, server)
         else:
             from ._http import run_http
 
             run_http(server, host=host, port=port, api_key=api_key)
+    finally:
+        warm_up.join()
+        db.sync.close()
+
+
+def _open(db: AgentBase) -> None:
+    try:
+        db.sync.initialize()
+    except AgentBaseError as exc:
+        log.error("cannot open %s: %s", db.path, exc)
 
 
 async def _run_stdio(server: Any) -> None:

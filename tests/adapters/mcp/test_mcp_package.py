@@ -54,3 +54,15 @@ def test_command_reports_bad_options_on_stderr(capsys, tmp_path):
     assert main(["--db", str(tmp_path / "x.db"), "--transport", "http", "--api-key", "has space"]) == 2
     assert "spaces or non-ASCII" in capsys.readouterr().err
     assert not (tmp_path / "x.db").exists()
+
+
+def test_a_file_that_cannot_be_opened_is_a_tool_error_not_a_dead_server(tmp_path):
+    from .conftest import McpClient, launch
+
+    client = McpClient(launch(tmp_path / "no-such-folder" / "x.db", "--user-id", "a"))
+    try:
+        for _ in range(2):
+            assert "no-such-folder does not exist - create it first" in client.fails("search_memories", {"query": "x"})
+        assert len(client.tools()) == 14
+    finally:
+        client.close()
