@@ -5,8 +5,8 @@ Usage::
     python benchmarks/data/build_assistant_dev.py [OUT]
 
 Each source file defines ``USER`` (the user's name), ``SESSIONS`` (a list of ``(date, turns)``;
-turns alternate user, assistant, user..., and a turn may open with ``@tag`` so that questions can
-cite it by name) and ``QA`` (``(question, answer, [tags], kind)`` plus an optional dict with
+turns alternate user, assistant, user... and each session ends on the assistant's reply; a turn
+may open with ``@tag`` so that questions can cite it by name) and ``QA`` (``(question, answer, [tags], kind)`` plus an optional dict with
 ``superseded`` tags for a knowledge update, or a ``category`` override). Tags become LoCoMo
 ``dia_id``s here, so a question never cites a turn by a hand-counted number.
 """
@@ -48,6 +48,9 @@ def build_conversation(sample_id: str, source: dict[str, Any]) -> dict[str, Any]
                 tags[tag] = dia_id
                 text = text[match.end():]
             session.append({"speaker": user if pos % 2 else ASSISTANT, "dia_id": dia_id, "text": text})
+        if len(session) % 2:
+            # turns are assigned by position, so an odd count means two user lines were written in a row
+            raise ValueError(f"{sample_id} session {n}: every user turn needs an assistant reply")
         conversation[f"session_{n}"] = session
     qa = []
     for item in source["QA"]:

@@ -35,9 +35,11 @@ SESSIONS = [
         "@mgr2 Office news: Ana left for a job at a bank. Raj is my manager now. He's more hands-off, which is nice but I'm not sure what he expects.",
         "Ask him directly in your first one-to-one: what does a great quarter look like for you, how do you want updates (written or in meetings), and what should you escalate.",
         "Good list. I'll put it in the agenda.",
+        "Good. Take notes in the meeting and send him a short summary afterwards; it shows him how you like to work.",
         "@incident2 Also, second outage this quarter. Someone ran a migration that locked the users table for eleven minutes at lunch time.",
         "A lock timeout helps: SET lock_timeout = '5s' at the start of each migration, so it fails fast instead of queueing every query behind it. Many teams also add a CI check that flags ALTER TABLE statements without it.",
         "I'll propose the CI check to Raj, could be my first win with him.",
+        "A concrete fix for a real incident is a good first thing to bring a new manager. Include the eleven minutes and how many requests failed.",
     ]),
     ("1:20 pm on 26 March, 2024", [
         "Another slow query, different table. Login looks up users by email but people type emails with capitals: WHERE lower(email) = lower($1). 800 ms.",

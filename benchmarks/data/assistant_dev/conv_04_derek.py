@@ -132,6 +132,7 @@ QA = [
     ("When might I be able to walk unaided again?",
      "By the end of September 2024, if he keeps doing his leg exercises", ["pt"], "paraphrase"),
     ("What did the heart doctor change about six weeks after my first visit?",
-     "He raised lisinopril to 20 milligrams and asked for 30 minutes of walking a day (8 May 2024)", ["med2"],
+     "He raised lisinopril to 20 milligrams and asked for 30 minutes of walking a day (8 May 2024)",
+     ["cardio1", "med2"],
      "temporal"),
 ]

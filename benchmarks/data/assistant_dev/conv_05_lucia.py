@@ -41,6 +41,7 @@ SESSIONS = [
         "So should I change my goal?",
         "I'd aim for under 2:10 now, and decide on race week whether to go faster.",
         "@goal2 Okay, 2:10 it is. I'm excited.",
+        "You should be. Keep most runs easy; the 10K showed the speed is already there.",
         "@blister The only problem was a nasty blister on my left heel. It popped at kilometre 7.",
         "Keep it clean and covered with a hydrocolloid plaster. Going forward, try thin synthetic socks and check the lacing; heel blisters often come from the heel slipping.",
         "I'll try a heel-lock lacing then.",

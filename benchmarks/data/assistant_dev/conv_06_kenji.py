@@ -21,6 +21,7 @@ SESSIONS = [
         "Wholesale sounds interesting. A café two blocks away asked about our cardamom buns.",
         "@rec-wholesale Start small: a fixed weekly order at a 30 to 35% discount off retail, delivered before they open, with a two-week trial. Make sure the price covers your cost plus at least 25%.",
         "A trial, good idea.",
+        "It also protects you: if they pay late or the orders drop, the trial simply ends.",
         "@palm And for the new pie line: no palm oil, ever. I saw what the plantations do. Butter or nothing.",
         "Understood; all-butter crusts then. They're trickier in warm kitchens, so chill the dough well between folds.",
         "We're a cold kitchen in winter anyway, Minnesota.",
