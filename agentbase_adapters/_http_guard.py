@@ -17,8 +17,8 @@ ASGI middleware (Starlette-compatible) that refuses, in this order::
                               than same-origin/none, else an ``Origin`` not this server's own.
     403 csrf_token_mismatch   ``csrf_token`` is set and an unsafe request lacks the header
                               ``X-CSRF-Token: <token>``.
-    415 unsupported_media_type ``writes="json"`` and a request with a body is not
-                              ``Content-Type: application/json`` (a web page can send
+    415 unsupported_media_type ``writes="json"`` and a request with a body, or a write that
+                              declares a Content-Type, is not ``application/json`` (a page can send
                               text/plain or a form without a CORS preflight; it cannot send
                               application/json cross-site without one, which we never grant).
     413 body_too_large        the body exceeds ``body_limit`` bytes (default 4 MiB): refused on
@@ -315,7 +315,7 @@ class HttpGuard:
         if refusal is None and scope["type"] == "http" and scope["method"] not in _SAFE_METHODS:
             refusal = self._refuse_cross_origin(headers) or self._refuse_csrf(headers)
         if refusal is None and scope["type"] == "http":
-            refusal = self._refuse_declared_body(headers)
+            refusal = self._refuse_declared_body(headers, write=scope["method"] not in _SAFE_METHODS)
         if refusal is not None:
             await self._answer(scope, send, refusal)
             return
@@ -397,7 +397,7 @@ class HttpGuard:
             return None
         return Refusal(403, "csrf_token_mismatch", "Missing or wrong X-CSRF-Token header.")
 
-    def _refuse_declared_body(self, headers: _Headers) -> Refusal | None:
+    def _refuse_declared_body(self, headers: _Headers, *, write: bool) -> Refusal | None:
         length = headers.get(b"content-length")
         if length is not None:
             if not length.strip().isdigit():
@@ -405,7 +405,10 @@ class HttpGuard:
             if int(length) > self.body_limit:
                 return self._too_large()
         has_body = (length is not None and int(length) > 0) or b"transfer-encoding" in headers
-        if has_body and self.writes == "json" and not _is_json(headers.get(b"content-type")):
+        kind = headers.get(b"content-type")
+        # An empty form post is still a write a page can send: a declared non-JSON type is refused too.
+        typed_write = write and kind is not None
+        if (has_body or typed_write) and self.writes == "json" and not _is_json(kind):
             return self._unsupported_type(headers)
         return None
 

@@ -220,6 +220,13 @@ def test_json_bodies_pass(guarded: TestClient, content_type: str) -> None:
 def test_a_request_without_a_body_needs_no_content_type(guarded: TestClient) -> None:
     assert guarded.post("/x").json()["reached"] is True
     assert guarded.delete("/x").json()["reached"] is True
+    assert guarded.get("/x", headers={"content-type": "text/plain"}).json()["reached"] is True
+
+
+def test_an_empty_form_post_is_415(guarded: TestClient) -> None:
+    # <form method=post> with no fields: Content-Length 0, a form type - still a write.
+    response = guarded.post("/x", content=b"", headers={"content-type": "application/x-www-form-urlencoded"})
+    refused(response, 415, "unsupported_media_type")
 
 
 @pytest.mark.parametrize("headers", [
