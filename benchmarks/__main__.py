@@ -19,7 +19,9 @@ import argparse
 import json
 import sys
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -88,28 +90,52 @@ def cmd_run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     run: dict = {"started": _now(), "quick": args.quick, "smoke": args.smoke, "sets": {}, "versions": versions()}
     out = outdir / "results" / "run.json"
-    with tempfile.TemporaryDirectory(prefix="bench-run-") as tmp:
-        for path in paths:
-            name = locomo.set_name(path)
-            data = _load(str(path), args.quick)
-            turns = locomo.turns_of(data)
-            entry = {"data": str(path), "note": locomo.SAMPLE_NOTES.get(name, "dev set"),
-                     "conversations": len(data), "turns": len(turns),
-                     "questions": len(locomo.questions_of(data)), "systems": []}
+    previous = json.loads(out.read_text()) if out.exists() else {}
+    if previous.get("sets") and (previous.get("quick"), previous.get("smoke")) == (args.quick, args.smoke):
+        # a run of one set keeps the other sets' rows from their own (equally full) run
+        run["sets"] = {n: e for n, e in previous["sets"].items() if n not in {locomo.set_name(p) for p in paths}}
+    lock = threading.Lock()
+
+    def save() -> None:
+        with lock:  # saved after each system: a long run that dies keeps what it measured
+            run["finished"], run["wall_s"] = _now(), round(time.perf_counter() - started, 1)
+            out.write_text(json.dumps(run, indent=1, default=str))
+
+    def measure(path: Path, tmp: Path) -> None:
+        name = locomo.set_name(path)
+        data = _load(str(path), args.quick)
+        entry = {"data": str(path), "note": locomo.SAMPLE_NOTES.get(name, "dev set"), "started": _now(),
+                 "conversations": len(data), "turns": len(locomo.turns_of(data)),
+                 "questions": len(locomo.questions_of(data)), "systems": []}
+        with lock:
             run["sets"][name] = entry
-            for system in names:
-                print(f"== {name} / {system}", flush=True)
-                extra = ["--quick"] if args.quick else []
-                extra += ["--smoke"] if args.smoke else []
-                extra += ["--no-progress"] if args.no_progress else []
-                result = run_worker(["system", system, "--data", str(path), *extra], Path(tmp) / f"{name}-{system}.json",
+        for system in names:
+            print(f"== {name} / {system}", flush=True)
+            extra = ["--quick"] if args.quick else []
+            extra += ["--smoke"] if args.smoke else []
+            extra += ["--no-progress"] if args.no_progress else []
+            try:
+                result = run_worker(["system", system, "--data", str(path), *extra], tmp / f"{name}-{system}.json",
                                     env=SINGLE_THREAD)
-                print(_summary(result), flush=True)
+            except RuntimeError as exc:  # one system's crash is reported, the others still run
+                print(f"== {name} / {system} FAILED: {exc}", flush=True)
+                with lock:
+                    entry.setdefault("failed", []).append(system)
+                continue
+            print(f"== {name} / {system} done\n" + _summary(result), flush=True)
+            with lock:
                 entry["systems"].append(result)
                 entry["malformed_evidence"] = result["rows"][0]["malformed_evidence"]
-                # saved after each system: a long run that dies keeps what it measured
-                run["finished"], run["wall_s"] = _now(), round(time.perf_counter() - started, 1)
-                out.write_text(json.dumps(run, indent=1, default=str))
+                entry["finished"] = _now()
+            save()
+
+    with tempfile.TemporaryDirectory(prefix="bench-run-") as tmp:
+        # --parallel-sets: one thread (so one worker process at a time) per set, side by side
+        with ThreadPoolExecutor(max_workers=len(paths) if args.parallel_sets else 1) as pool:
+            for future in [pool.submit(measure, path, Path(tmp)) for path in paths]:
+                future.result()
+    run["parallel_sets"] = args.parallel_sets and len(paths) > 1
+    save()
     from .report import render
 
     print(f"wrote {render(outdir)}")
@@ -192,6 +218,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true",
                    help=f"first conversation and its first {QUICK_QUESTIONS} questions of each set")
     p.add_argument("--systems", help="comma-separated subset (default: every non-ablation system)")
+    p.add_argument("--parallel-sets", action="store_true",
+                   help="measure the dev sets side by side (each set's systems still run one after another)")
     p.add_argument("--smoke", action="store_true", help="stand-in embedder and regex NER: for tests, not results")
     common(p)
     p.set_defaults(func=cmd_run)

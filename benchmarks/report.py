@@ -109,6 +109,8 @@ def set_section(name: str, entry: dict[str, Any], run: dict[str, Any]) -> list[s
                 c = s["rows"][0].get(group, {}).get(k)
                 cells.append(f"{c['hit@1']:.2f} / {c['hit@10']:.2f} / {c['recall@10']:.2f}" if c else "–")
             out.append(f"| {s['label']} | " + " | ".join(cells) + " |")
+    if entry.get("failed"):
+        out += ["", "**Failed in this run (no row):** " + ", ".join(entry["failed"]) + "."]
     out += ["", "Engines (and the agentbase code each process ran):", ""]
     out += [f"- {s['label']}: {s['engine']}; {s['speed_label']}" + (f"; code {s['code']}" if s.get("code") else "")
             for s in systems]
@@ -279,8 +281,10 @@ def render(outdir: Path) -> Path:
              "and `python -m benchmarks scale` (the scaling curve); `python -m benchmarks report` re-renders this "
              "page from `benchmarks/results/*.json`. Do not edit by hand: notes go in `benchmarks/analysis.md`.", ""]
     if run:
-        lines.append(f"Dev-set run: {run['finished']} UTC, {run['wall_s'] / 60:.1f} min, sets: "
-                     + ", ".join(f"{n} ({e['note']})" for n, e in _sets(run).items())
+        lines.append("Dev-set runs: " + "; ".join(
+            f"{n} ({e['note']}) {e.get('started', '?')} to {e.get('finished', run['finished'])} UTC"
+            for n, e in _sets(run).items()) + ". Every system of a set ran in the same run, one after another"
+                     + (" (the two sets were measured side by side)" if run.get("parallel_sets") else "")
                      + (" — **smoke run (stand-in embedder), not a result**" if run.get("smoke") else "")
                      + (" — quick run (one conversation per set, few questions)" if run.get("quick") else "") + ".")
     lines += ["", "The machine is 2 shared CPU cores; other jobs may run beside a benchmark, so absolute times are noisy. "
