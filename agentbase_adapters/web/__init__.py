@@ -44,11 +44,21 @@ def serve(db: str | os.PathLike[str] | None = None, *, port: int = 8080, host: s
     """
     from agentbase_adapters._http_guard import check_bind
     from agentbase_adapters._require import require
-    from agentbase_kernel import Kernel
+    from agentbase_kernel import EmbeddingMismatch, Kernel
 
     check_bind(host, api_key)
     uvicorn = require("uvicorn", extra="web")
-    with Kernel(db, embedder=embedder, create=False) as kernel:
+    kernel = Kernel(db, embedder=embedder, create=False)
+    try:
+        kernel.initialize()
+    except EmbeddingMismatch as exc:
+        if embedder != "auto":
+            raise
+        # The file was written with another embedder: still show it, with FTS + NER search
+        # (each trace then says so in its degrade_reason) rather than refuse to start.
+        print(f"agentbase web: {exc} - searching without vectors", file=sys.stderr)
+        kernel = Kernel(db, embedder=None, create=False).initialize()
+    with kernel:
         app = create_app(kernel, allow_edit=allow_edit, api_key=api_key, warm_up=True)
         uvicorn.run(app, host=host, port=port, log_level="warning")
 

@@ -271,7 +271,7 @@ def create_app(kernel: Kernel, *, allow_edit: bool = False, api_key: str | None 
         scope = _scope(request)
         entity = request.query_params.get("entity") or None
         limit = _int(request, "limit", 60, 1, 500)
-        graph = kernel.entity_graph(entity=entity, **scope.as_dict(), limit=limit)
+        graph = state.queries.entity_graph(scope, entity=entity, limit=limit)
         q = scope.as_dict()
         href = "/entities?" + urlencode(q) + ("&" if q else "") + "entity="
         return page(request, "entities.html", graph=graph, entity=entity, limit=limit,

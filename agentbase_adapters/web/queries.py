@@ -9,6 +9,7 @@ SQL aggregates (wished for in /work/notes/kernel-needs.md), only this module cha
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import threading
 import time
@@ -57,6 +58,23 @@ def _row(e: Entry) -> ScanRow:
                    e.l0_abstract)
 
 
+def _per_scan(fn: Any) -> Any:
+    """Compute an aggregate once per scan of its scope: one snapshot's charts never change."""
+    @functools.wraps(fn)
+    def wrapper(self: Queries, scope: Scope, **kw: Any) -> Any:
+        rows = self.rows(scope)
+        key = (fn.__name__, scope, tuple(sorted(kw.items())))
+        with self._lock:
+            hit = self._derived.get(key)
+        if hit is not None and hit[0] is rows:
+            return hit[1]
+        value = fn(self, rows, **kw)
+        with self._lock:
+            self._derived[key] = (rows, value)
+        return value
+    return wrapper
+
+
 class Queries:
     """Aggregates over one scope of a kernel, cached for ``ttl`` seconds.
 
@@ -71,18 +89,20 @@ class Queries:
         self.ttl = ttl
         self.verify_every = verify_every
         self._lock = threading.Lock()
-        self._cache: dict[Any, tuple[float, Any]] = {}
+        self._cache: dict[Any, tuple[float, Any, tuple[int, ...]]] = {}
         self._running: set[Any] = set()
         self._deleted: list[dict[str, Any]] = []
+        self._derived: dict[Any, tuple[list[ScanRow], Any]] = {}
 
     def forget(self) -> None:
         """Drop the cached scans (after an edit made through the dashboard)."""
         with self._lock:
             self._cache = {k: v for k, v in self._cache.items() if k == "verify"}
+            self._derived.clear()
 
     def _cached(self, key: Any, compute: Any, ttl: float, *, wait: bool) -> tuple[Any, float] | None:
-        """``(value, age in seconds)``: fresh within ``ttl``; older, it is served while a thread
-        recomputes it. With nothing cached, ``wait`` computes it now, else starts the thread and
+        """``(value, age in seconds)``: fresh within ``ttl`` or while the file is unchanged; else
+        it is served while a thread recomputes it. With nothing cached, ``wait`` computes it now, else starts the thread and
         returns ``None``. On 100k entries one scan takes seconds, so pages never wait twice.
         ``ttl <= 0`` turns the cache off: every call computes (and waits)."""
         if ttl <= 0 and wait:
@@ -90,8 +110,8 @@ class Queries:
         with self._lock:
             hit = self._cache.get(key)
             age = time.monotonic() - hit[0] if hit else None
-            start = (hit is None and not wait) or (age is not None and age >= ttl)
-            start = start and key not in self._running
+            stale = age is not None and age >= ttl and hit[2] != self._signature()  # type: ignore[index]
+            start = ((hit is None and not wait) or stale) and key not in self._running
             if start:
                 self._running.add(key)
         if start:
@@ -101,16 +121,30 @@ class Queries:
             return hit[1], age or 0.0
         if not wait:
             return None
+        signature = self._signature()
         value = compute()
         with self._lock:
-            self._cache[key] = (time.monotonic(), value)
+            self._cache[key] = (time.monotonic(), value, signature)
         return value, 0.0
+
+    def _signature(self) -> tuple[int, ...]:
+        """Size and mtime of the file and its WAL: unchanged means nothing was written since."""
+        path = str(self.kernel.path)
+        out: list[int] = []
+        for p in (path, path + "-wal"):
+            try:
+                st = os.stat(p)
+                out += [st.st_size, st.st_mtime_ns]
+            except OSError:
+                out += [-1, -1]
+        return tuple(out)
 
     def _refresh(self, key: Any, compute: Any) -> None:
         try:
+            signature = self._signature()
             value = compute()
             with self._lock:
-                self._cache[key] = (time.monotonic(), value)
+                self._cache[key] = (time.monotonic(), value, signature)
         except Exception:  # a closed kernel or a locked file: the next page view tries again
             pass
         finally:
@@ -143,8 +177,8 @@ class Queries:
         entries = self.kernel.list(**scope.as_dict(), include_expired=True, include_invalid=True, limit=None)
         return [_row(e) for e in entries]
 
-    def counts(self, scope: Scope) -> dict[str, Any]:
-        rows = self.rows(scope)
+    @_per_scan
+    def counts(self, rows: list[ScanRow]) -> dict[str, Any]:
         current = [r for r in rows if r.invalid_at is None]
         return {
             "entries": len(rows), "current": len(current), "superseded": len(rows) - len(current),
@@ -166,10 +200,11 @@ class Queries:
         return got if got is not None else (None, 0.0)
 
     # -- the six charts ----------------------------------------------------------------------
-    def timeline(self, scope: Scope) -> dict[str, Any]:
+    @_per_scan
+    def timeline(self, rows: list[ScanRow]) -> dict[str, Any]:
         """Entries created per day (UTC), by context type, over the days that have any."""
         per_day: dict[str, Counter[str]] = {}
-        for r in self.rows(scope):
+        for r in rows:
             if r.created_at is not None:
                 per_day.setdefault(r.created_at.date().isoformat(), Counter())[r.context_type] += 1
         if not per_day:
@@ -183,18 +218,20 @@ class Queries:
         series = {t: [per_day.get(d, Counter())[t] for d in days] for t in types}
         return {"days": days, "types": types, "series": series}
 
-    def heatmap(self, scope: Scope) -> list[list[int]]:
+    @_per_scan
+    def heatmap(self, rows: list[ScanRow]) -> list[list[int]]:
         """7 x 24 counts of entries created, weekday (Monday first) by hour, UTC."""
         grid = [[0] * 24 for _ in range(7)]
-        for r in self.rows(scope):
+        for r in rows:
             if r.created_at is not None:
                 grid[r.created_at.weekday()][r.created_at.hour] += 1
         return grid
 
-    def sunburst(self, scope: Scope, *, max_children: int = 12) -> dict[str, Any]:
+    @_per_scan
+    def sunburst(self, rows: list[ScanRow], *, max_children: int = 12) -> dict[str, Any]:
         """type -> category -> tag counts; small siblings beyond ``max_children`` fold into "other"."""
         tree: dict[str, dict[str, Counter[str]]] = {}
-        for r in self.rows(scope):
+        for r in rows:
             cats = tree.setdefault(r.context_type, {})
             tags = cats.setdefault(r.category or "(none)", Counter())
             user_tags = [t for t in r.tags if not t.startswith("ner_")]
@@ -214,11 +251,12 @@ class Queries:
             children.append({"name": ctype, "value": sum(c["value"] for c in cat_nodes), "children": cat_nodes})
         return {"name": "all", "value": sum(c["value"] for c in children), "children": children}
 
-    def freshness(self, scope: Scope, *, now: datetime | None = None) -> list[dict[str, Any]]:
+    @_per_scan
+    def freshness(self, rows: list[ScanRow], *, now: datetime | None = None) -> list[dict[str, Any]]:
         """Age histogram (by creation time) split into current and superseded entries."""
         now = now or datetime.now(timezone.utc)
         bins = [{"label": label, "current": 0, "superseded": 0} for label, _ in AGE_BINS]
-        for r in self.rows(scope):
+        for r in rows:
             if r.created_at is None:
                 continue
             age = (now - r.created_at).total_seconds() / 86400
@@ -228,9 +266,10 @@ class Queries:
                     break
         return bins
 
-    def tag_counts(self, scope: Scope, *, limit: int = 150) -> list[tuple[str, int]]:
+    @_per_scan
+    def tag_counts(self, rows: list[ScanRow], *, limit: int = 150) -> list[tuple[str, int]]:
         """The most used tags (entity tags ``ner_*`` included, as the kernel stores them)."""
-        return Counter(t for r in self.rows(scope) for t in r.tags).most_common(limit)
+        return Counter(t for r in rows for t in r.tags).most_common(limit)
 
     def activity(self, scope: Scope, *, limit: int = 50) -> list[dict[str, Any]]:
         """The latest history events of the scope: ADD / UPDATE / DELETE rows plus supersessions.
@@ -239,7 +278,14 @@ class Queries:
         the most recently touched entries; an entry deleted from the scope is no longer listed,
         so its DELETE shows only when the dashboard itself made it (see kernel-needs.md).
         """
-        rows = self.rows(scope)
+        events = list(self._recent_events(scope, limit=limit))
+        with self._lock:
+            events.extend(e for e in self._deleted if _in_scope(e["scope_obj"], scope))
+        events.sort(key=lambda e: e["at"], reverse=True)
+        return events[:limit]
+
+    @_per_scan
+    def _recent_events(self, rows: list[ScanRow], *, limit: int) -> list[dict[str, Any]]:
         recent = sorted((r for r in rows if r.updated_at or r.created_at),
                         key=lambda r: max(t for t in (r.updated_at, r.created_at) if t), reverse=True)[:limit]
         events: list[dict[str, Any]] = []
@@ -250,10 +296,7 @@ class Queries:
                 events.append({"at": r.invalid_at, "event": "SUPERSEDE", "entry_id": r.id, "actor": r.actor,
                                "role": None, "text": r.abstract, "detail": f"by {r.superseded_by}",
                                "scope": r.scope})
-        with self._lock:
-            events.extend(e for e in self._deleted if _in_scope(e["scope_obj"], scope))
-        events.sort(key=lambda e: e["at"], reverse=True)
-        return events[:limit]
+        return events
 
     def remember_delete(self, entry: Entry, actor: str) -> None:
         """Keep a DELETE made through the dashboard for the feed (the kernel cannot list it)."""
@@ -298,6 +341,12 @@ class Queries:
 
     def entities_of(self, entry: Entry) -> list[str]:
         return [t.removeprefix("ner_") for t in entry.tags if t.startswith("ner_")]
+
+    def entity_graph(self, scope: Scope, *, entity: str | None, limit: int) -> dict[str, Any]:
+        """``Kernel.entity_graph``, cached like the scans (its GROUP BY reads every link of the scope)."""
+        return self._cached(("entities", scope, entity, limit),
+                            lambda: self.kernel.entity_graph(entity=entity, **scope.as_dict(), limit=limit),
+                            self.ttl, wait=True)[0]  # type: ignore[index]
 
     # -- traces ------------------------------------------------------------------------------
     def traces(self, scope: Scope, *, limit: int = 50) -> list[dict[str, Any]]:

@@ -222,3 +222,43 @@ def test_serve_and_main_refuse_bad_arguments(tmp_path, capsys):
     assert main([]) == 2 and "usage: agentbase-web DB" in capsys.readouterr().err
     assert main([str(tmp_path / "missing.db"), "8080"]) == 2 and "no such file" in capsys.readouterr().err
     assert main([str(tmp_path / "missing.db"), "port"]) == 2 and "PORT must be a number" in capsys.readouterr().err
+
+
+def test_agentbase_web_script_serves_a_file(dashboard_file, tmp_path):
+    """`agentbase-web DB PORT` as a user runs it: the file (written with another embedder than
+    the default) is served read-only on loopback."""
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    import httpx
+
+    path, _ = dashboard_file
+    copy = tmp_path / "served.db"
+    for suffix in ("", "-wal", "-shm"):
+        if path.with_name(path.name + suffix).exists():
+            shutil.copy(path.with_name(path.name + suffix), tmp_path / f"served.db{suffix}")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    script = os.path.join(os.path.dirname(sys.executable), "agentbase-web")
+    command = [script] if os.path.exists(script) else [sys.executable, "-c",
+                                                       "import sys; from agentbase_adapters.web import main; sys.exit(main())"]
+    proc = subprocess.Popen([*command, str(copy), str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 180  # opening loads the default embedder: slow on a busy machine
+        while True:
+            try:
+                r = httpx.get(f"http://127.0.0.1:{port}/", timeout=30)
+                break
+            except httpx.TransportError:
+                assert proc.poll() is None, proc.stderr.read().decode()
+                assert time.monotonic() < deadline, "agentbase-web did not start"
+                time.sleep(0.5)
+        assert r.status_code == 200 and 'href="/timeline">Timeline</a>' in r.text
+        assert httpx.post(f"http://127.0.0.1:{port}/memories/x/delete").status_code == 403
+        assert httpx.get(f"http://127.0.0.1:{port}/", headers={"Host": "evil.example"}).status_code == 421
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
