@@ -180,10 +180,10 @@ def check_bind(host: str, api_key: str | None, *, allow_remote: bool = False) ->
     """
     if api_key is None and not allow_remote and not is_loopback(host):
         raise InvalidArgument(
-            f"Refusing to serve on {host} without an API key - pass api_key=... or set it with "
-            f"${API_KEY_ENV} or --api-key-file PATH (its first line is the key); make one with "
+            f"Refusing to serve on {host} without an API key - pass api_key=... (from a shell: "
+            f"--api-key-file PATH, whose first line is the key, or ${API_KEY_ENV}). Make one with "
             "`python -c \"import secrets; print(secrets.token_urlsafe(32))\" > key.txt; chmod 600 key.txt`. "
-            "Or listen on 127.0.0.1, or pass allow_remote=True to answer every host unauthenticated."
+            "Or listen on 127.0.0.1, or answer every host unauthenticated with allow_remote=True (--allow-remote)."
         )
 
 

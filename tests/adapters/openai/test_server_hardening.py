@@ -174,6 +174,19 @@ def test_serve_refuses_a_public_interface_without_a_key_before_opening_anything(
     assert not path.exists()
 
 
+def test_the_cli_refuses_a_public_interface_with_our_message_not_a_traceback(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    with AgentBase(path, embedder="none") as db:
+        db.sync.initialize()
+    env = {key: value for key, value in os.environ.items() if key != "AGENTBASE_API_KEY"}
+    result = subprocess.run(
+        [sys.executable, "-m", "agentbase_cli", "serve-openai", "--db", str(path), "--host", "0.0.0.0",
+         "--port", str(_free_port())], env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode != 0
+    assert "Refusing to serve on 0.0.0.0 without an API key" in result.stderr
+    assert "--api-key-file" in result.stderr and "Traceback" not in result.stderr
+
+
 def test_serve_refuses_a_bad_key_file(tmp_path: Path) -> None:
     with pytest.raises(InvalidArgument, match="Cannot read the API key file"):
         serve(tmp_path / "x.db", api_key_file=tmp_path / "missing.txt", embedder="none")
