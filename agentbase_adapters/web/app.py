@@ -7,7 +7,7 @@ synchronous calls never block the event loop.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -27,23 +27,23 @@ from agentbase_kernel import (
 require("starlette", extra="web")
 require("jinja2", extra="web")
 
-from jinja2 import Environment, FileSystemLoader, select_autoescape  # noqa: E402
-from starlette.applications import Starlette  # noqa: E402
-from starlette.exceptions import HTTPException  # noqa: E402
-from starlette.requests import Request  # noqa: E402
-from starlette.responses import HTMLResponse, RedirectResponse, Response  # noqa: E402
-from starlette.routing import Route  # noqa: E402
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
 
-from agentbase_adapters._http_guard import HttpGuard, Refusal  # noqa: E402
+from agentbase_adapters._http_guard import HttpGuard, Refusal
 
-from . import charts  # noqa: E402
-from .queries import WEEKDAYS, Queries, scope_label  # noqa: E402
+from . import charts
+from .queries import WEEKDAYS, Queries, scope_label
 
 __all__ = ["VIEWS", "create_app"]
 
 _SCOPE_KEYS = ("user_id", "agent_id", "project_id", "session_id")
 _PER_PAGE = 25
-_MAX_PAGE = 400  # find() ranks at most top_k = page * per_page candidates
+_MAX_PAGE = 40  # a search page n asks find() for n * 25 results: at most 1000
 
 # (path, name, what it shows): the overview links every one of them.
 VIEWS: tuple[tuple[str, str, str], ...] = (
@@ -94,7 +94,7 @@ def _fmt_time(value: Any) -> str:
         except ValueError:
             return value
     if isinstance(value, datetime):
-        return value.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+        return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
     return "" if value is None else str(value)
 
 

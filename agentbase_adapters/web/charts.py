@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from markupsafe import Markup, escape
 
-__all__ = ["PALETTE", "entity_graph", "heatmap", "hbars", "stacked_columns", "sunburst", "tag_cloud"]
+__all__ = ["PALETTE", "entity_graph", "hbars", "heatmap", "stacked_columns", "sunburst", "tag_cloud"]
 
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7",
            "#9c755f", "#bab0ac")

@@ -10,17 +10,28 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import logging
 import os
 import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from agentbase_kernel import Entry, EntryNotFound, HistoryEvent, Kernel, Scope, SessionNotFound
+from agentbase_kernel import (
+    AgentBaseError,
+    Entry,
+    EntryNotFound,
+    HistoryEvent,
+    Kernel,
+    Scope,
+    SessionNotFound,
+)
 
 __all__ = ["AGE_BINS", "Queries", "ScanRow", "scope_label"]
+
+_log = logging.getLogger(__name__)
 
 # Age bins of the freshness view: (label, upper bound in days).
 AGE_BINS: tuple[tuple[str, float], ...] = (
@@ -145,8 +156,8 @@ class Queries:
             value = compute()
             with self._lock:
                 self._cache[key] = (time.monotonic(), value, signature)
-        except Exception:  # a closed kernel or a locked file: the next page view tries again
-            pass
+        except AgentBaseError as exc:  # a closed kernel or a locked file: the next page view tries again
+            _log.warning("dashboard: background %s failed: %s", key, exc)
         finally:
             with self._lock:
                 self._running.discard(key)
@@ -254,7 +265,7 @@ class Queries:
     @_per_scan
     def freshness(self, rows: list[ScanRow], *, now: datetime | None = None) -> list[dict[str, Any]]:
         """Age histogram (by creation time) split into current and superseded entries."""
-        now = now or datetime.now(timezone.utc)
+        now = now or datetime.now(UTC)
         bins = [{"label": label, "current": 0, "superseded": 0} for label, _ in AGE_BINS]
         for r in rows:
             if r.created_at is None:
@@ -300,7 +311,7 @@ class Queries:
 
     def remember_delete(self, entry: Entry, actor: str) -> None:
         """Keep a DELETE made through the dashboard for the feed (the kernel cannot list it)."""
-        event = {"at": datetime.now(timezone.utc), "event": "DELETE", "entry_id": entry.id, "actor": actor,
+        event = {"at": datetime.now(UTC), "event": "DELETE", "entry_id": entry.id, "actor": actor,
                  "role": entry.role, "text": entry.l0_abstract, "detail": "", "scope": scope_label(entry.scope),
                  "scope_obj": entry.scope}
         with self._lock:

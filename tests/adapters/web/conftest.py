@@ -6,7 +6,7 @@ sessions all write to it; a few ``find`` calls leave retrieval traces.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -14,7 +14,7 @@ import pytest
 from agentbase_kernel import AgentBase, Kernel
 from tests.conftest import HashEmbedder
 
-DAY0 = datetime(2026, 3, 2, 9, 30, tzinfo=timezone.utc)  # a Monday
+DAY0 = datetime(2026, 3, 2, 9, 30, tzinfo=UTC)  # a Monday
 
 
 def _populate(path: Path, embedder: HashEmbedder) -> dict[str, str]:

@@ -27,7 +27,7 @@ if not os.path.exists(CHROMIUM):
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in the dev group: pip install --group dev")
 uvicorn = pytest.importorskip("uvicorn")
 
-from agentbase_adapters.web import create_app  # noqa: E402
+from agentbase_adapters.web import create_app
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run"]
@@ -133,12 +133,12 @@ def test_edit_form_posts_through_the_guard_in_chromium(dashboard_file, browser_p
         if path.with_name(path.name + suffix).exists():
             shutil.copy(path.with_name(path.name + suffix), tmp_path / f"copy.db{suffix}")
     page = browser_page
-    with Kernel(tmp_path / "copy.db", embedder=HashEmbedder(), ner="regex", create=False) as kernel:
-        with _Server(kernel, allow_edit=True) as base:
-            page.goto(f"{base}/memories/{ids['minimal']}")
-            page.fill("#edit textarea[name=text]", "Alice now prefers aisle seats")
-            page.click("#edit button")
-            page.wait_for_url(f"{base}/memories/{ids['minimal']}")
-            assert page.locator("#l2").inner_text() == "Alice now prefers aisle seats"
-            assert kernel.get(ids["minimal"]).l2_full == "Alice now prefers aisle seats"
-            assert kernel.history(ids["minimal"])[-1].actor == "dashboard"
+    kernel = Kernel(tmp_path / "copy.db", embedder=HashEmbedder(), ner="regex", create=False).initialize()
+    with kernel, _Server(kernel, allow_edit=True) as base:
+        page.goto(f"{base}/memories/{ids['minimal']}")
+        page.fill("#edit textarea[name=text]", "Alice now prefers aisle seats")
+        page.click("#edit button")
+        page.wait_for_url(f"{base}/memories/{ids['minimal']}")
+        assert page.locator("#l2").inner_text() == "Alice now prefers aisle seats"
+        assert kernel.get(ids["minimal"]).l2_full == "Alice now prefers aisle seats"
+        assert kernel.history(ids["minimal"])[-1].actor == "dashboard"

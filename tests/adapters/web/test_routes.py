@@ -12,10 +12,10 @@ from agentbase_kernel import InvalidArgument, Kernel
 from tests.conftest import HashEmbedder
 
 pytest.importorskip("starlette")
-from starlette.testclient import TestClient  # noqa: E402
+from starlette.testclient import TestClient
 
-from agentbase_adapters.web import create_app, main, serve  # noqa: E402
-from agentbase_adapters.web.app import VIEWS  # noqa: E402
+from agentbase_adapters.web import create_app, main, serve
+from agentbase_adapters.web.app import VIEWS
 
 BASE = "http://127.0.0.1:8080"
 
