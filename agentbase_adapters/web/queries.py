@@ -101,7 +101,7 @@ class Queries:
         self.verify_every = verify_every
         self._lock = threading.Lock()
         self._cache: dict[Any, tuple[float, Any, tuple[int, ...]]] = {}
-        self._running: set[Any] = set()
+        self._running: dict[Any, threading.Event] = {}
         self._deleted: list[dict[str, Any]] = []
         self._derived: dict[Any, tuple[list[ScanRow], Any]] = {}
 
@@ -112,31 +112,33 @@ class Queries:
             self._derived.clear()
 
     def _cached(self, key: Any, compute: Any, ttl: float, *, wait: bool) -> tuple[Any, float] | None:
-        """``(value, age in seconds)``: fresh within ``ttl`` or while the file is unchanged; else
-        it is served while a thread recomputes it. With nothing cached, ``wait`` computes it now, else starts the thread and
-        returns ``None``. On 100k entries one scan takes seconds, so pages never wait twice.
-        ``ttl <= 0`` turns the cache off: every call computes (and waits)."""
+        """``(value, age in seconds)`` of ``compute()``, computed in one background thread per key.
+
+        A cached value is served as it is within ``ttl`` or while the file is unchanged; older, it
+        is still served while the thread recomputes it (on 100k entries a scan takes seconds, so a
+        page never waits for a re-scan). With nothing cached, ``wait`` waits for the thread (one
+        scan however many pages ask), else returns ``None``. ``ttl <= 0`` turns the cache off."""
         if ttl <= 0 and wait:
             return compute(), 0.0
         with self._lock:
             hit = self._cache.get(key)
-            age = time.monotonic() - hit[0] if hit else None
-            stale = age is not None and age >= ttl and hit[2] != self._signature()  # type: ignore[index]
-            start = ((hit is None and not wait) or stale) and key not in self._running
-            if start:
-                self._running.add(key)
-        if start:
-            threading.Thread(target=self._refresh, args=(key, compute), daemon=True,
-                             name=f"agentbase-web-{key}").start()
+            age = time.monotonic() - hit[0] if hit else 0.0
+            stale = hit is not None and age >= ttl and hit[2] != self._signature()
+            running = self._running.get(key)
+            if running is None and (hit is None or stale):
+                running = self._running[key] = threading.Event()
+                threading.Thread(target=self._refresh, args=(key, compute, running), daemon=True,
+                                 name=f"agentbase-web-{key[0] if isinstance(key, tuple) else key}").start()
         if hit is not None:
-            return hit[1], age or 0.0
-        if not wait:
+            return hit[1], age
+        if not wait or running is None:
             return None
-        signature = self._signature()
-        value = compute()
+        running.wait()
         with self._lock:
-            self._cache[key] = (time.monotonic(), value, signature)
-        return value, 0.0
+            hit = self._cache.get(key)
+        if hit is None:  # the thread failed: compute here, so the page shows the error
+            return compute(), 0.0
+        return hit[1], time.monotonic() - hit[0]
 
     def _signature(self) -> tuple[int, ...]:
         """Size and mtime of the file and its WAL: unchanged means nothing was written since."""
@@ -150,7 +152,7 @@ class Queries:
                 out += [-1, -1]
         return tuple(out)
 
-    def _refresh(self, key: Any, compute: Any) -> None:
+    def _refresh(self, key: Any, compute: Any, done: threading.Event) -> None:
         try:
             signature = self._signature()
             value = compute()
@@ -160,7 +162,8 @@ class Queries:
             _log.warning("dashboard: background %s failed: %s", key, exc)
         finally:
             with self._lock:
-                self._running.discard(key)
+                self._running.pop(key, None)
+            done.set()
 
     def warm_up(self) -> None:
         """Start the whole-file scan and the verify in the background (at server start)."""

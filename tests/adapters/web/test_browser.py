@@ -98,12 +98,12 @@ def browser_page(tmp_path):
             context.close()
 
 
-def _check(page, base: str, name: str, path: str, selector: str, shots: Path) -> None:
+def _check(page, base: str, name: str, path: str, selector: str, shots: Path, *, full_page: bool = False) -> None:
     response = page.goto(base + path)
     assert response is not None and response.status == 200, (path, response and response.status)
     assert page.locator(selector).count() > 0, f"{path} rendered no data ({selector})"
     assert page.locator(".empty").count() == 0, f"{path} shows an empty state"
-    page.screenshot(path=str(shots / f"{name}.png"))
+    page.screenshot(path=str(shots / f"{name}.png"), full_page=full_page)
 
 
 def test_every_view_renders_data_in_chromium(kernel, browser_page, shots, dashboard_file):
@@ -123,8 +123,8 @@ def test_every_view_renders_data_in_chromium(kernel, browser_page, shots, dashbo
         assert page.locator("#steps tr.step").count() >= 5
         page.click("#replay")
         assert page.locator("#legs tr.leg").count() > 0
-        page.screenshot(path=str(shots / "trace.png"))
-        _check(page, base, "entry", f"/memories/{ids['mem0']}", "#history tr td", shots)
+        page.screenshot(path=str(shots / "trace.png"), full_page=True)
+        _check(page, base, "entry", f"/memories/{ids['mem0']}", "#history tr td", shots, full_page=True)
 
 
 def test_edit_form_posts_through_the_guard_in_chromium(dashboard_file, browser_page, tmp_path):
