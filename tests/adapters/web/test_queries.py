@@ -5,9 +5,8 @@ from __future__ import annotations
 import threading
 import time
 
-from agentbase_kernel import Kernel, Scope
-
 from agentbase_adapters.web.queries import Queries
+from agentbase_kernel import Kernel, Scope
 
 
 def _counting(queries: Queries) -> list[int]:
