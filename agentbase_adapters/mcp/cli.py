@@ -18,6 +18,7 @@ from agentbase_kernel import AgentBase, AgentBaseError
 
 from .._http_guard import resolve_api_key
 from .._require import require
+from ._stdio import run_stdio
 from ._tenancy import Tenancy
 from .server import create_server
 
@@ -69,7 +70,7 @@ def serve(db_path: str | os.PathLike[str] | None = None, *, user_id: str | None 
     warm_up.start()
     try:
         if transport == "stdio":
-            anyio.run(_run_stdio, server)
+            anyio.run(run_stdio, server)
         else:
             from ._http import run_http
 
@@ -84,12 +85,6 @@ def _open(db: AgentBase) -> None:
         db.sync.initialize()
     except AgentBaseError as exc:
         log.error("cannot open %s: %s", db.path, exc)
-
-
-async def _run_stdio(server: Any) -> None:
-    stdio = require("mcp.server.stdio", extra="mcp")
-    async with stdio.stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
 def _parser() -> argparse.ArgumentParser:

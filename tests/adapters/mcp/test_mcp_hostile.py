@@ -77,25 +77,31 @@ def test_bad_input_gets_our_message(target, tool, arguments, message):
     assert row_counts(path) == before
 
 
-def test_broken_frames_on_stdio_do_not_stop_the_server(tmp_path):
+def test_broken_frames_on_stdio_get_a_json_rpc_error_and_the_server_goes_on(tmp_path):
     """Garbage, invalid UTF-8, deep nesting and a lone-surrogate escape on the wire, then a normal call.
 
-    The SDK's stdio transport drops a frame it cannot parse (pydantic's JSON parser refuses lone
-    surrogates) without answering it; what matters here is that the next call is served.
+    The SDK's stdio transport drops a frame it cannot parse without a word (its client then waits
+    forever); ours answers each with a JSON-RPC error carrying the request's id when it has one.
     """
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
             "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
     call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
             "params": {"name": "add_memory", "arguments": {"text": "PLACEHOLDER"}}}
+    deep: object = "leaf"
+    for _ in range(300):
+        deep = {"k": deep}
     frames = [b"not json at all\n", b"\xff\xfe\xfd\n", b'{"jsonrpc": "2.0", "id": 99, "method": "nope"}\n',
-              b"[1, 2, 3]\n", b"{" * 5000 + b"\n", json.dumps(init).encode() + b"\n",
+              b"[1, 2, 3]\n", b"{" * 5000 + b"\n", b'{"jsonrpc": "2.0", "method": "notifications/bad", "params": 5}\n',
+              json.dumps(init).encode() + b"\n",
               json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode() + b"\n",
               json.dumps(call).replace("PLACEHOLDER", "\\ud800 lone").encode() + b"\n",
+              json.dumps({**call, "id": "deep", "params": {"name": "search_memories",
+                                                           "arguments": {"query": "x", "filters": deep}}}).encode() + b"\n",
               json.dumps({**call, "id": 3}).replace("PLACEHOLDER", "fine after all that").encode() + b"\n"]
     params = launch(tmp_path / "raw.db", "--user-id", "alice")
     proc = subprocess.Popen([params.command, *params.args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, cwd=str(ROOT), env=server_env())
-    replies = {}
+    replies: dict = {}
     try:
         proc.stdin.write(b"".join(frames))
         proc.stdin.flush()
@@ -103,13 +109,14 @@ def test_broken_frames_on_stdio_do_not_stop_the_server(tmp_path):
             line = proc.stdout.readline()
             assert line, "the server stopped answering"
             message = json.loads(line)
-            replies[message.get("id")] = message
+            replies.setdefault(message.get("id"), []).append(message)
     finally:
         proc.stdin.close()
         proc.wait(timeout=60)
-    assert replies[99]["error"]["code"] == -32601
-    assert replies[1]["result"]["serverInfo"]["name"] == "agentbase"
-    if 2 in replies:  # should the SDK start answering unparsable frames, it must be an error
-        assert "error" in replies[2] or replies[2]["result"]["isError"] is True
-    assert replies[3]["result"]["isError"] is False
-    assert replies[3]["result"]["structuredContent"]["results"][0]["text"] == "fine after all that"
+    assert replies[99][0]["error"]["code"] == -32601
+    assert [r["error"]["code"] for r in replies[None]] == [-32700, -32700, -32600, -32700]
+    assert replies[1][0]["result"]["serverInfo"]["name"] == "agentbase"
+    assert replies[2][0]["error"]["code"] == -32700  # pydantic refuses the lone surrogate escape
+    assert replies["deep"][0]["error"]["code"] == -32700 and "recursion" in replies["deep"][0]["error"]["message"]
+    assert replies[3][0]["result"]["isError"] is False
+    assert replies[3][0]["result"]["structuredContent"]["results"][0]["text"] == "fine after all that"
