@@ -86,3 +86,19 @@ def test_refuses_a_non_loopback_bind_without_a_key(tmp_path):
                           cwd=str(ROOT), env=server_env(), capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert "Refusing to serve on 0.0.0.0 without an API key" in proc.stderr
+
+
+@pytest.mark.parametrize("body", [
+    pytest.param(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":' + b'{"a":' * 5000 + b"1" + b"}" * 5001,
+                 id="deep"),
+    pytest.param(b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"t":"\\ud800"}}}',
+                 id="lone-surrogate"),
+    pytest.param(b"not json", id="not-json"),
+])
+def test_unparsable_bodies_get_a_parse_error_not_a_5xx(http_server, body):
+    _, url = http_server
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
+               "Authorization": f"Bearer {KEY}"}
+    response = httpx.post(url, content=body, headers=headers, timeout=30)
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == -32700
