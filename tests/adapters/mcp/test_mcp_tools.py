@@ -213,3 +213,18 @@ def test_resource_and_prompt(alice, kernel_on):
 def test_unknown_tool_is_a_tool_error_and_the_server_goes_on(alice):
     assert alice.fails("no_such_tool").startswith("Unknown tool 'no_such_tool'")
     assert alice.ok("memory_stats")["scope"] == {"user_id": "alice"}
+
+
+def test_a_handshake_era_client_gets_the_same_server(server_db):
+    """Claude Desktop and Cursor speak the initialize-handshake protocol (2025-06-18 and before)."""
+    from .conftest import McpClient, launch
+
+    legacy = McpClient(launch(server_db, "--user-id", "alice"), mode="legacy")
+    try:
+        assert legacy.client.protocol_version in ("2025-06-18", "2025-11-25", "2025-03-26")
+        assert {t.name for t in legacy.tools()} == EXPECTED_TOOLS
+        added = legacy.ok("add_memory", {"text": "Said over the old protocol"})["results"][0]
+        assert legacy.ok("get_memory", {"memory_id": added["id"]})["text"] == "Said over the old protocol"
+        assert legacy.fails("get_memory", {"memory_id": added["id"], "user_id": "bob"})
+    finally:
+        legacy.close()
