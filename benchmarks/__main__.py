@@ -7,6 +7,8 @@ Usage::
     python -m benchmarks run --data A.json --data B.json   # any LoCoMo-format files
     python -m benchmarks run --quick              # one conversation per set, small: a smoke run
     python -m benchmarks scale --sizes 10000,100000
+    python -m benchmarks run --jobs 3             # three worker processes at once (noisier timings, sooner)
+    python -m benchmarks merge OTHER/run.json     # add the rows of another run of the same kind
     python -m benchmarks report                   # re-render RESULTS.md from benchmarks/results/*.json
 
 ``system`` and ``scale-one`` are the per-process workers ``run`` and ``scale`` start (one process per
@@ -77,6 +79,23 @@ def _summary(result: dict) -> str:
     return line
 
 
+def _merge(run: dict, other: dict) -> dict:
+    """``run`` with ``other``'s rows added: per set, a system measured in both keeps ``run``'s row."""
+    from .systems import SYSTEMS
+
+    order = {name: i for i, name in enumerate(SYSTEMS)}
+    for name, theirs in other.get("sets", {}).items():
+        ours = run["sets"].setdefault(name, {**theirs, "systems": []})
+        have = {s["system"] for s in ours["systems"]}
+        ours["systems"] = sorted(ours["systems"] + [s for s in theirs["systems"] if s["system"] not in have],
+                                 key=lambda s: order.get(s["system"], len(order)))
+        ours["failed"] = [f for f in {*ours.get("failed", []), *theirs.get("failed", [])}
+                          if f not in {s["system"] for s in ours["systems"]}]
+        ours["started"] = min(ours.get("started", "~"), theirs.get("started", "~"))
+        ours["finished"] = max(ours.get("finished", ""), theirs.get("finished", ""))
+    return run
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from .systems import DEFAULT, SYSTEMS
 
@@ -88,54 +107,75 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise SystemExit(f"unknown systems {sorted(unknown)}; choose from {', '.join(SYSTEMS)}")
     paths = _datasets(args)
     started = time.perf_counter()
-    run: dict = {"started": _now(), "quick": args.quick, "smoke": args.smoke, "sets": {}, "versions": versions()}
+    run: dict = {"started": _now(), "quick": args.quick, "smoke": args.smoke, "jobs": args.jobs, "sets": {},
+                 "versions": versions()}
     out = outdir / "results" / "run.json"
     previous = json.loads(out.read_text()) if out.exists() else {}
-    if previous.get("sets") and (previous.get("quick"), previous.get("smoke")) == (args.quick, args.smoke):
-        # a run of one set keeps the other sets' rows from their own (equally full) run
-        run["sets"] = {n: e for n, e in previous["sets"].items() if n not in {locomo.set_name(p) for p in paths}}
+    if not (previous.get("sets") and (previous.get("quick"), previous.get("smoke")) == (args.quick, args.smoke)):
+        previous = {}
     lock = threading.Lock()
+    entries: dict[str, dict] = {}
+    for path in paths:
+        name = locomo.set_name(path)
+        data = _load(str(path), args.quick)
+        entries[name] = {"data": str(path), "note": locomo.SAMPLE_NOTES.get(name, "dev set"), "started": _now(),
+                         "conversations": len(data), "turns": len(locomo.turns_of(data)),
+                         "questions": len(locomo.questions_of(data)), "systems": []}
 
     def save() -> None:
         with lock:  # saved after each system: a long run that dies keeps what it measured
             run["finished"], run["wall_s"] = _now(), round(time.perf_counter() - started, 1)
+            run["sets"] = json.loads(json.dumps(entries))
+            # rows of systems or sets this run did not measure stay, from their own run of the same kind
+            _merge(run, previous)
             out.write_text(json.dumps(run, indent=1, default=str))
 
-    def measure(path: Path, tmp: Path) -> None:
+    def measure(path: Path, system: str, tmp: Path) -> None:
         name = locomo.set_name(path)
-        data = _load(str(path), args.quick)
-        entry = {"data": str(path), "note": locomo.SAMPLE_NOTES.get(name, "dev set"), "started": _now(),
-                 "conversations": len(data), "turns": len(locomo.turns_of(data)),
-                 "questions": len(locomo.questions_of(data)), "systems": []}
-        with lock:
-            run["sets"][name] = entry
-        for system in names:
-            print(f"== {name} / {system}", flush=True)
-            extra = ["--quick"] if args.quick else []
-            extra += ["--smoke"] if args.smoke else []
-            extra += ["--no-progress"] if args.no_progress else []
-            try:
-                result = run_worker(["system", system, "--data", str(path), *extra], tmp / f"{name}-{system}.json",
-                                    env=SINGLE_THREAD)
-            except RuntimeError as exc:  # one system's crash is reported, the others still run
-                print(f"== {name} / {system} FAILED: {exc}", flush=True)
-                with lock:
-                    entry.setdefault("failed", []).append(system)
-                continue
-            print(f"== {name} / {system} done\n" + _summary(result), flush=True)
+        print(f"== {name} / {system}", flush=True)
+        extra = ["--quick"] if args.quick else []
+        extra += ["--smoke"] if args.smoke else []
+        extra += ["--no-progress"] if args.no_progress else []
+        try:
+            result = run_worker(["system", system, "--data", str(path), *extra], tmp / f"{name}-{system}.json",
+                                env=SINGLE_THREAD)
+        except RuntimeError as exc:  # one system's crash is reported, the others still run
+            print(f"== {name} / {system} FAILED: {exc}", flush=True)
             with lock:
-                entry["systems"].append(result)
-                entry["malformed_evidence"] = result["rows"][0]["malformed_evidence"]
-                entry["finished"] = _now()
-            save()
+                entries[name].setdefault("failed", []).append(system)
+            return
+        print(f"== {name} / {system} done\n" + _summary(result), flush=True)
+        with lock:
+            entry = entries[name]
+            entry["systems"] = sorted([*entry["systems"], result], key=lambda s: names.index(s["system"]))
+            entry["malformed_evidence"] = result["rows"][0]["malformed_evidence"]
+            entry["finished"] = _now()
+        save()
 
     with tempfile.TemporaryDirectory(prefix="bench-run-") as tmp:
-        # --parallel-sets: one thread (so one worker process at a time) per set, side by side
-        with ThreadPoolExecutor(max_workers=len(paths) if args.parallel_sets else 1) as pool:
-            for future in [pool.submit(measure, path, Path(tmp)) for path in paths]:
+        # --jobs N: N worker processes at once (each still measures one system on one set)
+        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            futures = [pool.submit(measure, path, system, Path(tmp)) for path in paths for system in names]
+            for future in futures:
                 future.result()
-    run["parallel_sets"] = args.parallel_sets and len(paths) > 1
     save()
+    from .report import render
+
+    print(f"wrote {render(outdir)}")
+    return 0
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    """Add the rows of another run.json (same code, same kind of run) to this results dir's run."""
+    outdir = Path(args.results_dir)
+    out = outdir / "results" / "run.json"
+    run, other = json.loads(out.read_text()), json.loads(Path(args.other).read_text())
+    if (run.get("quick"), run.get("smoke")) != (other.get("quick"), other.get("smoke")):
+        raise SystemExit("cannot merge a quick or smoke run with a full one")
+    run = _merge(run, other)
+    run["merged"] = [*run.get("merged", []), {"from": args.other, "started": other.get("started"),
+                                              "finished": other.get("finished"), "jobs": other.get("jobs", 1)}]
+    out.write_text(json.dumps(run, indent=1, default=str))
     from .report import render
 
     print(f"wrote {render(outdir)}")
@@ -218,8 +258,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true",
                    help=f"first conversation and its first {QUICK_QUESTIONS} questions of each set")
     p.add_argument("--systems", help="comma-separated subset (default: every non-ablation system)")
-    p.add_argument("--parallel-sets", action="store_true",
-                   help="measure the dev sets side by side (each set's systems still run one after another)")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="worker processes at once (default 1: every system measured alone, one after another)")
     p.add_argument("--smoke", action="store_true", help="stand-in embedder and regex NER: for tests, not results")
     common(p)
     p.set_defaults(func=cmd_run)
@@ -247,6 +287,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", required=True)
     common(p, results=False)
     p.set_defaults(func=cmd_scale_one)
+
+    p = sub.add_parser("merge", help="add another run.json's rows (systems or sets this run lacks) and re-render")
+    p.add_argument("other")
+    common(p)
+    p.set_defaults(func=cmd_merge)
 
     p = sub.add_parser("report", help="re-render RESULTS.md and the charts from results/*.json")
     common(p)

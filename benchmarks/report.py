@@ -111,6 +111,11 @@ def set_section(name: str, entry: dict[str, Any], run: dict[str, Any]) -> list[s
             out.append(f"| {s['label']} | " + " | ".join(cells) + " |")
     if entry.get("failed"):
         out += ["", "**Failed in this run (no row):** " + ", ".join(entry["failed"]) + "."]
+    from .systems import DEFAULT
+
+    missing = [n for n in DEFAULT if n not in by_key and n not in entry.get("failed", [])]
+    if missing and not run.get("quick") and not run.get("smoke"):
+        out += ["", "**Not measured in this run:** " + ", ".join(missing) + "."]
     out += ["", "Engines (and the agentbase code each process ran):", ""]
     out += [f"- {s['label']}: {s['engine']}; {s['speed_label']}" + (f"; code {s['code']}" if s.get("code") else "")
             for s in systems]
@@ -284,7 +289,10 @@ def render(outdir: Path) -> Path:
         lines.append("Dev-set runs: " + "; ".join(
             f"{n} ({e['note']}) {e.get('started', '?')} to {e.get('finished', run['finished'])} UTC"
             for n, e in _sets(run).items()) + ". Every system of a set ran in the same run, one after another"
-                     + (" (the two sets were measured side by side)" if run.get("parallel_sets") else "")
+                     + (f" ({run['jobs']} worker processes at once)" if run.get("jobs", 1) > 1 else "")
+                     + "".join(f"; rows merged from a concurrent run {m['started']} to {m['finished']} UTC"
+                               + (f" ({m['jobs']} worker processes at once)" if m.get("jobs", 1) > 1 else "")
+                               for m in run.get("merged", []))
                      + (" — **smoke run (stand-in embedder), not a result**" if run.get("smoke") else "")
                      + (" — quick run (one conversation per set, few questions)" if run.get("quick") else "") + ".")
     lines += ["", "The machine is 2 shared CPU cores; other jobs may run beside a benchmark, so absolute times are noisy. "

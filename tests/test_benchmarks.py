@@ -135,11 +135,20 @@ def test_quick_run_on_two_sets_writes_per_kind_rows_and_the_report(tiny, assista
     assert "plain FTS5 BM25" in text and "smoke run" in text and "| mem0ai |" in text
     assert "Per kind" in text and "fact (n = 2)" in text
     assert (out / "quality.png").stat().st_size > 0 and (out / "speed.png").exists()
-    # a later run of one set replaces that set's rows and keeps the other set's
-    assert cli.main(["run", "--quick", "--smoke", "--data", str(tiny), "--systems", "fts5", "--results-dir", str(out),
-                     "--no-progress"]) == 0
+    # a later run of some systems on one set replaces those rows and keeps the others
+    kept = run["sets"]["tiny"]["systems"][0]
+    assert cli.main(["run", "--quick", "--smoke", "--data", str(tiny), "--systems", "fts5,dense", "--jobs", "2",
+                     "--results-dir", str(out), "--no-progress"]) == 0
     run = json.loads((out / "results" / "run.json").read_text())
-    assert [s["system"] for s in run["sets"]["tiny"]["systems"]] == ["fts5"] and "assistant" in run["sets"]
+    assert [s["system"] for s in run["sets"]["tiny"]["systems"]] == ["agentbase", "fts5", "dense"]
+    assert run["sets"]["tiny"]["systems"][0] == kept and "assistant" in run["sets"]
+    # merge adds another run's rows
+    other = tmp_path / "other"
+    assert cli.main(["run", "--quick", "--smoke", "--data", str(assistant), "--systems", "dense",
+                     "--results-dir", str(other), "--no-progress"]) == 0
+    assert cli.main(["merge", str(other / "results" / "run.json"), "--results-dir", str(out)]) == 0
+    run = json.loads((out / "results" / "run.json").read_text())
+    assert [s["system"] for s in run["sets"]["assistant"]["systems"]] == ["agentbase", "fts5", "dense"]
     # LoCoMo dev is where the defaults were tuned: its figures are labelled in-sample
     run["sets"] = {"locomo": run["sets"]["tiny"]}
     (out / "results" / "run.json").write_text(json.dumps(run))
