@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 
+import pytest
+
 from agentbase_adapters.web.queries import Queries
-from agentbase_kernel import Kernel, Scope
+from agentbase_kernel import Kernel, MissingDependency, Scope
 
 
 def _counting(queries: Queries) -> list[int]:
@@ -59,3 +62,16 @@ def test_cache_off_reads_every_time_and_forget_drops_copies(tmp_path):
         k.add_memory("three", user_id="u", tags=["x"])
         on.forget()
         assert on.counts(Scope())["entries"] == 3 and on.tag_counts(Scope()) == [("x", 1)]
+
+
+@pytest.mark.parametrize("framework", ["starlette", "jinja2"])
+def test_missing_web_extra_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path, framework: str) -> None:
+    for name in [m for m in sys.modules if m == framework or m.startswith(framework + ".")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, framework, None)
+    monkeypatch.delitem(sys.modules, "agentbase_adapters.web.app", raising=False)
+    from agentbase_adapters.web import create_app
+
+    with Kernel(tmp_path / "m.db", embedder=None, ner=None) as k, pytest.raises(MissingDependency) as info:
+        create_app(k)
+    assert "[web]'" in str(info.value)
