@@ -79,5 +79,7 @@ def from_agentbase_error(exc: AgentBaseError, command: str, scoped: bool) -> Cli
     if isinstance(exc, SchemaTooNew):
         return CliError(f"{text} Upgrade with: pip install -U agentbase-memory")
     if isinstance(exc, MissingDependency):
-        return CliError(text)
+        # the kernel and adapters still name the old distribution ('agentbase[extra]'), whose name on PyPI
+        # belongs to another project; show the install line that works (see notes/kernel-needs.md)
+        return CliError(text.replace("'agentbase[", "'agentbase-memory["))
     return CliError(text)
