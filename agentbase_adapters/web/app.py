@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from agentbase_adapters._require import require
 from agentbase_kernel import (
@@ -106,11 +106,17 @@ def _fmt_bytes(n: int) -> str:
     return str(n)
 
 
+def _segment(value: Any) -> str:
+    """Percent-encode an id for a URL path segment or query value (ids may hold '/', '?', '#')."""
+    return quote(str(value), safe="")
+
+
 def _environment() -> Environment:
     env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"),
                       autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
     env.filters["time"] = _fmt_time
     env.filters["bytes"] = _fmt_bytes
+    env.filters["q"] = _segment
     env.globals["VIEWS"] = VIEWS
     return env
 
@@ -234,7 +240,7 @@ def create_app(kernel: Kernel, *, allow_edit: bool = False, api_key: str | None 
         kernel.update(entry_id, text=text if text and text != current.l2_full else None,
                       category=category or None, tags=tags, actor="dashboard")
         state.queries.forget()
-        return RedirectResponse(f"/memories/{entry_id}", status_code=303)
+        return RedirectResponse(f"/memories/{_segment(entry_id)}", status_code=303)
 
     async def delete(request: Request) -> Response:
         _allowed(state)
@@ -316,11 +322,13 @@ def create_app(kernel: Kernel, *, allow_edit: bool = False, api_key: str | None 
     routes = [
         Route("/", overview), Route("/timeline", timeline), Route("/heatmap", heatmap),
         Route("/sunburst", sunburst), Route("/freshness", freshness), Route("/tags", tags),
-        Route("/activity", activity), Route("/memories", memories), Route("/memories/{entry_id}", entry),
-        Route("/memories/{entry_id}/edit", edit, methods=["POST"]),
-        Route("/memories/{entry_id}/delete", delete, methods=["POST"]),
+        # ids may contain '/': the path converter takes the rest of the path (write routes first)
+        Route("/activity", activity), Route("/memories", memories),
+        Route("/memories/{entry_id:path}/edit", edit, methods=["POST"]),
+        Route("/memories/{entry_id:path}/delete", delete, methods=["POST"]),
+        Route("/memories/{entry_id:path}", entry),
         Route("/traces", traces), Route("/traces/{trace_id}", trace), Route("/entities", entities),
-        Route("/sessions", sessions), Route("/sessions/{session_id}", session),
+        Route("/sessions", sessions), Route("/sessions/{session_id:path}", session),
     ]
     handlers: dict[Any, Any] = {
         HTTPException: http_error, EntryNotFound: not_found, SessionNotFound: not_found, NotFoundError: not_found,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import quote
 
 import numpy as np
 from markupsafe import Markup, escape
@@ -158,7 +159,7 @@ def tag_cloud(counts: Sequence[tuple[str, int]], *, href: str, label: str) -> Ma
     for tag, n in sorted(counts):
         size = 0.8 + 2.0 * ((math.log(n) - lo) / (hi - lo) if hi > lo else 0.5)
         cls = "tag ner" if tag.startswith("ner_") else "tag"
-        words.append(f'<a class="{cls}" style="font-size:{size:.2f}em" href="{escape(href)}{escape(tag)}" '
+        words.append(f'<a class="{cls}" style="font-size:{size:.2f}em" href="{escape(href)}{escape(quote(tag, safe=""))}" '
                      f'data-value="{n}" title="{n} entries">{escape(tag)}</a>')
     return Markup(f'<div class="cloud" aria-label="{escape(label)}">' + " ".join(words) + "</div>")
 
@@ -215,7 +216,7 @@ def entity_graph(graph: dict[str, Any], *, href: str, label: str, width: int = 9
     labels = sorted({n["label"] for n in nodes})
     for i, n in enumerate(nodes):
         r = 5 + 14 * math.sqrt(n["entries"] / peak_n)
-        body.append(f'<a href="{escape(href)}{escape(n["norm"])}"><circle class="mark" cx="{xy[i][0]:.1f}" '
+        body.append(f'<a href="{escape(href)}{escape(quote(n["norm"], safe=""))}"><circle class="mark" cx="{xy[i][0]:.1f}" '
                     f'cy="{xy[i][1]:.1f}" r="{r:.1f}" fill="{_color(labels.index(n["label"]))}" '
                     f'data-value="{n["entries"]}"><title>{escape(n["text"])} ({escape(n["label"])}): '
                     f'{n["entries"]} entries</title></circle><text x="{xy[i][0]:.1f}" y="{xy[i][1] - r - 3:.1f}" '

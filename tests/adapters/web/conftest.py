@@ -60,6 +60,10 @@ def _populate(path: Path, embedder: HashEmbedder) -> dict[str, str]:
             {"role": "assistant", "content": "Shall I book the hotel near the Colosseum?"},
             {"role": "user", "content": "Yes, and I prefer a quiet room", "name": "alice"}], user_id="alice")
         k.commit_session("trip-chat")
+        # ids are free-form strings: the dashboard's links must survive '/', '?', '#' and spaces
+        k.add_memory("Odd ids work too", user_id="carol", entry_id="notes/2026?a#b")
+        k.add_messages("team/alpha #1?", [{"role": "user", "content": "Hello from a slashed session"}],
+                       user_id="carol")
         for query, scope in (("pizza", {"user_id": "alice"}), ("budget Carol", {"user_id": "bob"}),
                              ("where does Alice live", {})):
             k.find(query, **scope)

@@ -159,6 +159,19 @@ def test_entity_graph_and_sessions(client):
     assert client.get("/sessions/nope").status_code == 404
 
 
+def test_links_survive_ids_with_slashes_and_query_characters(client):
+    listing = client.get("/memories?user_id=carol").text
+    hrefs = re.findall(r'href="(/memories/[^"]+)"', listing)
+    assert "/memories/notes%2F2026%3Fa%23b" in hrefs
+    for href in hrefs:
+        assert client.get(href).status_code == 200
+    assert "Odd ids work too" in client.get("/memories/notes%2F2026%3Fa%23b").text
+    sessions = client.get("/sessions?user_id=carol").text
+    [href] = re.findall(r'href="(/sessions/[^"]+)"', sessions)
+    assert href == "/sessions/team%2Falpha%20%231%3F"
+    assert "Hello from a slashed session" in client.get(href).text
+
+
 def test_read_only_refuses_every_write(client, kernel, dashboard_file):
     _, ids = dashboard_file
     before = kernel.get(ids["mem0"])
