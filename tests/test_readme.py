@@ -125,3 +125,20 @@ def test_openai_server_and_client_blocks_run_together(tmp_path, env):
     finally:
         proc.terminate()
         proc.wait(timeout=60)
+
+
+def test_json_blocks_parse_and_name_real_commands():
+    import json
+
+    from click.testing import CliRunner
+
+    from agentbase_cli.app import cli
+
+    found = [json.loads(body) for lang, body in blocks() if lang == "json"]
+    assert found
+    for config in found:
+        for server in config.get("mcpServers", {}).values():
+            assert server["command"] == "agentbase"
+            # the arguments parse as an agentbase command line (--help: without starting the server)
+            result = CliRunner().invoke(cli, [*server["args"], "--help"])
+            assert result.exit_code == 0 and "agentbase mcp" in result.stdout
