@@ -140,5 +140,5 @@ def test_json_blocks_parse_and_name_real_commands():
         for server in config.get("mcpServers", {}).values():
             assert server["command"] == "agentbase"
             # the arguments parse as an agentbase command line (--help: without starting the server)
-            result = CliRunner().invoke(cli, [*server["args"], "--help"])
+            result = CliRunner().invoke(cli, [*server["args"], "--help"], prog_name="agentbase")
             assert result.exit_code == 0 and "agentbase mcp" in result.stdout
