@@ -41,11 +41,10 @@ class AgentbaseCommand(click.Command):
 
 
 class AgentbaseGroup(click.Group):
-    command_class = AgentbaseCommand
+    """A group whose commands (and subgroups) are ``AgentbaseCommand`` (``AgentbaseGroup``)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.group_class = AgentbaseGroup
+    command_class = AgentbaseCommand
+    group_class = type  # click: subgroups are of this same class
 
 
 def _remember(field: str) -> Callable[[click.Context, click.Parameter, Any], Any]:

@@ -9,14 +9,14 @@ from __future__ import annotations
 import os
 import tempfile
 import warnings
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 warnings.filterwarnings("ignore", category=DeprecationWarning)  # Assistants + LangChain memory are deprecated upstream
 os.environ.setdefault("MEM0_TELEMETRY", "False")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from agentbase_kernel import AgentBase  # noqa: E402
+from agentbase_kernel import AgentBase
 
 
 def section(title: str) -> None:
@@ -122,7 +122,7 @@ def main() -> None:
     print(f"  bob's peanut allergy is not in alice's scope: {not any('peanut' in t for t in peanuts)}")
 
     section("Temporal reasoning, zero LLM")
-    when = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
+    when = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
     db.sync.add_message("support", "user", "I went to the LGBTQ support group yesterday", created_at=when)
     hit = db.sync.find("when did I go to the support group?", reference_time=when)[0]
     print(f"  {hit.entry.l2_full!r} -> resolved date {hit.entry.event_dates}")

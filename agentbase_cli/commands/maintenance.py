@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import os
 from pathlib import Path
 from typing import Any
 
@@ -10,9 +11,22 @@ import click
 
 from agentbase_kernel import Kernel
 
-from ..database import DEFAULT_FILE, POINTER_FILE, Settings, current_target, open_kernel, write_pointer
+from ..database import (
+    DEFAULT_FILE,
+    POINTER_FILE,
+    Settings,
+    current_target,
+    open_kernel,
+    write_pointer,
+)
 from ..errors import CliError, ExitCode
-from ..options import AgentbaseCommand, database_options, json_option, scope_from, scope_options
+from ..options import (
+    AgentbaseCommand,
+    database_options,
+    json_option,
+    scope_from,
+    scope_options,
+)
 from ..output import echo_fields, echo_json
 from ..progress import bar, ticker
 
@@ -36,7 +50,7 @@ def init(ctx: click.Context, data_dir: Path | None, as_json: bool) -> None:
     """Create a database (and record its embedder in it); an existing one is left as it is."""
     settings = _settings(ctx)
     if data_dir is not None:
-        if settings.db is not None:
+        if settings.db is not None and settings.db_source == "--db":
             raise click.UsageError("Give either --data-dir or --db, not both.")
         data_dir.mkdir(parents=True, exist_ok=True)
         settings.db, settings.db_source = data_dir / DEFAULT_FILE, "--data-dir"
@@ -60,6 +74,8 @@ def init(ctx: click.Context, data_dir: Path | None, as_json: bool) -> None:
     click.echo(f"{verb} {target.path} - embedder {embedder}, schema {info['schema_version']}")
     if pointer is not None:
         click.echo(f"Wrote {pointer}: agentbase commands run in {pointer.parent} (or below) use this database.")
+        if os.environ.get("AGENTBASE_PATH"):
+            click.echo("Note: $AGENTBASE_PATH is set and comes first; unset it to use this database here.", err=True)
 
 
 @click.command(cls=AgentbaseCommand)
@@ -73,8 +89,7 @@ def info(ctx: click.Context, models: bool, as_json: bool) -> None:
     target = current_target(ctx)
     with open_kernel(ctx, models=models) as kernel:
         report: dict[str, Any] = {"path": str(target.path), "path_from": target.source}
-        report |= kernel.info()
-        report["path"] = str(target.path)
+        report |= {k: v for k, v in kernel.info().items() if k != "path"}
         if not models:
             # the kernel reports what it loaded; without --models that is nothing, so say what would run
             del report["ner_stage"], report["dim"]

@@ -75,7 +75,9 @@ def existing_target(ctx: click.Context) -> Target:
 
 
 def _api_key(api_key: str | None, api_key_file: Path | None) -> str | None:
-    from agentbase_adapters._http_guard import resolve_api_key  # flag > file > $AGENTBASE_API_KEY
+    from agentbase_adapters._http_guard import (
+        resolve_api_key,  # flag > file > $AGENTBASE_API_KEY
+    )
 
     return resolve_api_key(api_key, api_key_file)
 

@@ -8,7 +8,13 @@ from typing import Any
 import click
 
 from ..database import open_kernel
-from ..options import AgentbaseGroup, database_options, json_option, metadata_option, parse_metadata
+from ..options import (
+    AgentbaseGroup,
+    database_options,
+    json_option,
+    metadata_option,
+    parse_metadata,
+)
 from ..output import echo_fields, echo_json, entry_lines, one_line, session_row, table
 
 __all__ = ["COMMANDS"]

@@ -66,7 +66,7 @@ def test_find_filters_by_type_and_tag(ok, ok_json):
 def test_get_shows_the_fields_and_json_round_trips_the_entry(ok, ok_json):
     entry_id = ok("add", "Alice is vegetarian", "--user-id", "alice", "--tags", "diet").strip()
     text = ok("get", entry_id)
-    assert f"id:" in text and entry_id in text
+    assert "id:" in text and entry_id in text
     assert "text:" in text and "Alice is vegetarian" in text
     assert "user_id=alice" in text
     data = ok_json("get", entry_id)

@@ -64,3 +64,11 @@ def test_a_broken_pointer_says_how_to_fix_it(agentbase, tmp_path):
     result = agentbase("list")
     assert result.exit_code == 3
     assert "agentbase init --data-dir DIR" in result.stderr
+
+
+def test_init_data_dir_while_the_environment_names_another_file_says_which_wins(agentbase, ok, tmp_path, monkeypatch):
+    monkeypatch.setenv("AGENTBASE_PATH", str(tmp_path / "env.db"))
+    result = agentbase("init", "--data-dir", "data")
+    assert result.exit_code == 0
+    assert (tmp_path / "data" / "agentbase.db").is_file() and not (tmp_path / "env.db").exists()
+    assert "unset it" in result.stderr

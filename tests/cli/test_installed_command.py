@@ -21,7 +21,7 @@ def shell(tmp_path):
     env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run([AGENTBASE, *args], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
+        proc = subprocess.run([AGENTBASE, *args], check=False, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
         assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
         assert "Traceback" not in proc.stderr
         return proc

@@ -49,7 +49,7 @@ async def test_mcp_serves_the_file_over_stdio_to_the_sdk_client(db_file):
 
 
 def test_mcp_refuses_a_public_interface_without_a_key(db_file):
-    proc = subprocess.run([AGENTBASE, "--db", str(db_file), "mcp", "--transport", "http", "--host", "0.0.0.0"],
+    proc = subprocess.run([AGENTBASE, "--db", str(db_file), "mcp", "--transport", "http", "--host", "0.0.0.0"], check=False,
                           env=_env(), capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and "key" in proc.stderr.lower()

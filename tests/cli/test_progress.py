@@ -20,11 +20,11 @@ def _stderr_on_a_terminal(args: list[str], cwd) -> str:
     import fcntl
     import os
     import pty
-    import struct
-    import termios
     import shutil
+    import struct
     import subprocess
     import sys
+    import termios
     from pathlib import Path
 
     agentbase = shutil.which("agentbase", path=str(Path(sys.executable).parent))
@@ -32,7 +32,7 @@ def _stderr_on_a_terminal(args: list[str], cwd) -> str:
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # a fresh pty is 0 columns wide
     env = {**os.environ, "AGENTBASE_EMBEDDER": "none", "AGENTBASE_NER": "regex"}
     env.pop("AGENTBASE_PATH", None)
-    proc = subprocess.run([agentbase, *args], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=slave, timeout=300)
+    proc = subprocess.run([agentbase, *args], check=False, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=slave, timeout=300)
     os.close(slave)
     chunks = []
     while True:
