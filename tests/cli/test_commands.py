@@ -197,9 +197,9 @@ def test_verify_reports_ok_and_exit_4_on_a_damaged_index(agentbase, ok, ok_json)
 
 def _drop_fts_rows(path: str) -> None:
     """Damage the FTS index behind the kernel's back (the same SQLite library the kernel uses)."""
-    from agentbase_kernel.store.connection import sqlite_module
+    from tests.reliability._inputs import raw_connect
 
-    conn = sqlite_module().connect(path)
+    conn = raw_connect(path)
     try:
         conn.execute("DELETE FROM entries_fts WHERE rowid = (SELECT min(rid) FROM entries)")
         conn.commit()

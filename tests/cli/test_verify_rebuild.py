@@ -21,9 +21,9 @@ def minilm_file(tmp_path, minilm):
 
 def _damage(path) -> None:
     """Drop an FTS row and every vector behind the kernel's back, as a crashed tool might."""
-    from agentbase_kernel.store.connection import sqlite_module
+    from tests.reliability._inputs import raw_connect
 
-    conn = sqlite_module().connect(str(path))
+    conn = raw_connect(path)
     try:
         conn.execute("DELETE FROM entries_fts WHERE rowid = (SELECT min(rid) FROM entries)")
         conn.execute("DELETE FROM embeddings")
