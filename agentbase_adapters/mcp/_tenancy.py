@@ -62,5 +62,5 @@ class Tenancy:
         if not self.multi:
             return self.fixed(), arguments
         rest = dict(arguments)
-        scope = {k: rest.pop(k) for k in ("user_id", "agent_id") if k in rest}
+        scope: dict[str, str] = {k: rest.pop(k) for k in ("user_id", "agent_id") if k in rest}
         return scope, rest

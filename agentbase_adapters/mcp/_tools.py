@@ -123,7 +123,7 @@ async def add_memory(db: AgentBase, scope: dict[str, str], args: dict[str, Any])
     common = {**scope, "metadata": _check_metadata(args.get("metadata")), "tags": args.get("tags"),
               "category": args.get("category"), "infer": bool(args.get("extract", False)),
               "expires_at": args.get("expires_at")}
-    if text is not None:
+    if messages is None:
         results = [await db.add_memory(text, **common)]
     else:
         results = await db.add_memories([{"text": m["content"], "role": m["role"], "actor": m.get("name"), **common}
