@@ -28,7 +28,7 @@ def test_missing_sdk_names_the_extra(monkeypatch, tmp_path):
     from agentbase_adapters.mcp.server import create_server
 
     monkeypatch.setitem(sys.modules, "mcp.server.lowlevel", None)
-    with pytest.raises(MissingDependency, match=r"pip install 'agentbase\[mcp\]'"):
+    with pytest.raises(MissingDependency, match=r"pip install 'agentbase(-memory)?\[mcp\]'"):
         create_server(AgentBase(tmp_path / "x.db", embedder=None), Tenancy(user_id="a"))
 
 
