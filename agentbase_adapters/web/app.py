@@ -43,7 +43,8 @@ __all__ = ["VIEWS", "create_app"]
 
 _SCOPE_KEYS = ("user_id", "agent_id", "project_id", "session_id")
 _PER_PAGE = 25
-_MAX_PAGE = 40  # a search page n asks find() for n * 25 results: at most 1000
+_MAX_PAGE = 1_000_000
+_MAX_SEARCH_PAGE = 40  # a search page n asks find() for n * 25 results: at most 1000
 
 # (path, name, what it shows): the overview links every one of them.
 VIEWS: tuple[tuple[str, str, str], ...] = (
@@ -201,7 +202,7 @@ def create_app(kernel: Kernel, *, allow_edit: bool = False, api_key: str | None 
         scope = _scope(request)
         q = (request.query_params.get("q") or "").strip()
         filters = _filters(request)
-        pg = _int(request, "page", 1, 1, _MAX_PAGE)
+        pg = _int(request, "page", 1, 1, _MAX_SEARCH_PAGE if q else _MAX_PAGE)
         trace_id = None
         if q:
             found = kernel.find(q, top_k=pg * _PER_PAGE, **scope.as_dict(), **filters)

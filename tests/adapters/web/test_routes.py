@@ -106,6 +106,8 @@ def test_memory_browser_pages_filters_and_searches(client, kernel, dashboard_fil
     trace_id = re.search(r'href="/traces/([^"]+)" id="trace-link"', found).group(1)
     assert client.get(f"/traces/{trace_id}").status_code == 200
     assert client.get("/memories?page=x").status_code == 400
+    assert client.get("/memories?q=pizza&page=41").status_code == 400  # a search ranks at most 1000
+    assert client.get("/memories?page=41").text.count('class="entry"') == 0  # past the end: empty, not an error
     bad = client.get("/memories?context_type=poem")
     assert bad.status_code == 400 and "context_type must be one of" in bad.text
 
@@ -127,7 +129,7 @@ def test_entry_page_tiers_history_sources_entities_chain(client, kernel, dashboa
     newer = client.get(f"/memories/{old.superseded_by}").text
     assert f'href="/memories/{old.id}"' in newer and "replaced by this entry" in newer
     missing = client.get("/memories/no-such-entry")
-    assert missing.status_code == 404 and 'id="error"' in missing.text
+    assert missing.status_code == 404 and 'id="error"' in missing.text and "<title>Error 404" in missing.text
 
 
 def test_traces_list_steps_and_legs(client, kernel):
