@@ -28,10 +28,10 @@ _ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLEL
         "PYTHONPATH": str(ROOT)}
 
 
-def launch(db: Path, *options: str) -> StdioServerParameters:
+def launch(db: Path, *options: str, env: dict[str, str] | None = None) -> StdioServerParameters:
     """A server on ``db`` started by ``python -m tests.adapters.mcp._launch`` (hash embedder)."""
     return StdioServerParameters(command=sys.executable, args=["-m", "tests.adapters.mcp._launch", "--db", str(db),
-                                                               *options], env=_ENV, cwd=str(ROOT))
+                                                               *options], env={**_ENV, **(env or {})}, cwd=str(ROOT))
 
 
 def command(db: Path, *options: str) -> StdioServerParameters:

@@ -66,3 +66,18 @@ def test_a_file_that_cannot_be_opened_is_a_tool_error_not_a_dead_server(tmp_path
         assert len(client.tools()) == 14
     finally:
         client.close()
+
+
+@pytest.mark.parametrize(("env", "scope"), [
+    pytest.param({"AGENTBASE_USER_ID": "carol", "AGENTBASE_AGENT_ID": "bot"}, {"user_id": "carol", "agent_id": "bot"},
+                 id="from-env"),
+    pytest.param({}, {"user_id": "default"}, id="default-user"),
+])
+def test_scope_from_the_environment(tmp_path, env, scope):
+    from .conftest import McpClient, launch
+
+    client = McpClient(launch(tmp_path / "x.db", env=env))
+    try:
+        assert client.ok("memory_stats")["scope"] == scope
+    finally:
+        client.close()
