@@ -147,7 +147,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"== {name} / {system} done\n" + _summary(result), flush=True)
         with lock:
             entry = entries[name]
-            entry["systems"] = sorted([*entry["systems"], result], key=lambda s: names.index(s["system"]))
+            entry["systems"] = sorted([*entry["systems"], result], key=lambda s: list(SYSTEMS).index(s["system"]))
             entry["malformed_evidence"] = result["rows"][0]["malformed_evidence"]
             entry["finished"] = _now()
         save()
@@ -155,7 +155,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-run-") as tmp:
         # --jobs N: N worker processes at once (each still measures one system on one set)
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            futures = [pool.submit(measure, path, system, Path(tmp)) for path in paths for system in names]
+            # in --systems order, each system on every set before the next: a run stopped early has whole rows
+            futures = [pool.submit(measure, path, system, Path(tmp)) for system in names for path in paths]
             for future in futures:
                 future.result()
     save()

@@ -35,7 +35,7 @@ DATASETS = {"locomo": DEFAULT_DATA, "assistant": ASSISTANT_DATA}
 # What each dev set is to the defaults being measured: LoCoMo dev is what they were tuned on.
 SAMPLE_NOTES = {
     "locomo": "in-sample: the retrieval defaults were tuned on these conversations",
-    "assistant": "dev set written after the defaults were tuned (not in-sample for them; later tuning may use it)",
+    "assistant": "out-of-sample for these defaults: written after they were tuned",
 }
 _DATE_FORMATS = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%I:%M %p on %B %d, %Y", "%d %B, %Y", "%d %B %Y",
                  "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d")
