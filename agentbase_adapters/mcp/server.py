@@ -78,7 +78,8 @@ def create_server(db: AgentBase, tenancy: Tenancy, *, name: str = "agentbase") -
         spec = TOOLS.get(params.name)
         if spec is None:
             return error(f"Unknown tool {params.name!r:.80} - the tools are: {', '.join(TOOLS)}")
-        arguments = params.arguments or {}
+        # Clients in OpenAI's strict tool mode send null for every argument left out: null means absent.
+        arguments = {k: v for k, v in (params.arguments or {}).items() if v is not None}
         try:
             problem = _first_error(validators[spec.name], arguments)
             if problem is not None:

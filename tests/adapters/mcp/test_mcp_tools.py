@@ -213,6 +213,12 @@ def test_resource_and_prompt(alice, kernel_on):
     assert alice.client.instructions == GUIDE
 
 
+def test_null_arguments_count_as_left_out(alice):
+    out = alice.ok("search_memories", {"query": "tea", "top_k": None, "filters": None, "since": None})
+    assert "trace_id" in out
+    assert alice.fails("get_memory", {"memory_id": None}) == "Invalid arguments for get_memory: memory_id is required"
+
+
 def test_unknown_tool_is_a_tool_error_and_the_server_goes_on(alice):
     assert alice.fails("no_such_tool").startswith("Unknown tool 'no_such_tool'")
     assert alice.ok("memory_stats")["scope"] == {"user_id": "alice"}
