@@ -1,6 +1,9 @@
 """Build a 100k-entry agentbase file for dashboard timings (outside the repo)."""
-import random, sys, time
-from datetime import datetime, timedelta, timezone
+import random
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+
 from agentbase_kernel import Kernel
 
 path = sys.argv[1]
@@ -11,7 +14,7 @@ verbs = ["likes", "visited", "wrote about", "asked about", "prefers", "moved to"
 things = ["green tea", "the report", "a new laptop", "hiking", "jazz", "the budget", "sourdough", "chess", "the deadline", "a bug"]
 cats = ["preference", "fact", "plan", "event", "skill_note", None]
 tags = ["work", "home", "travel", "food", "music", "health", "code", "family"]
-now = datetime(2026, 12, 1, tzinfo=timezone.utc)
+now = datetime(2026, 12, 1, tzinfo=UTC)
 t0 = time.perf_counter()
 with Kernel(path, embedder=None, ner="regex") as k:
     items = []

@@ -3,10 +3,15 @@
 The machine is shared (load average printed), so each cold figure is also given as a ratio to
 a bare ``kernel.list(limit=None)`` of the whole file timed in the same run.
 """
-import os, statistics, sys, time
-from agentbase_kernel import Kernel
+import os
+import statistics
+import sys
+import time
+
 from starlette.testclient import TestClient
+
 from agentbase_adapters.web import create_app
+from agentbase_kernel import Kernel
 
 path = sys.argv[1]
 reps_cold = int(sys.argv[2]) if len(sys.argv) > 2 else 3
