@@ -91,9 +91,11 @@ def info(ctx: click.Context, models: bool, as_json: bool) -> None:
         report: dict[str, Any] = {"path": str(target.path), "path_from": target.source}
         report |= {k: v for k, v in kernel.info().items() if k != "path"}
         if not models:
-            # the kernel reports what it loaded; without --models that is nothing, so say what would run
-            del report["ner_stage"], report["dim"]
-            report["embedder"] = f"{target.embedder} (not loaded: add --models)"
+            # a kernel opened without models reports none; say what would run instead of "None"
+            report.pop("ner_stage", None)
+            if report.get("embedder") is None:
+                report.pop("dim", None)
+                report["embedder"] = f"{target.embedder} (not loaded: add --models)"
         report["entries"] = kernel.count(include_expired=True, include_invalid=True)
         report["sessions"] = len(kernel.list_sessions(limit=None))
     report["file_bytes"] = target.path.stat().st_size
