@@ -43,6 +43,7 @@ from .records import (
     Trace,
     TraceStep,
 )
+from .text.embedders import Embedder, OpenAICompatibleEmbedder, get_embedder
 
 try:  # one source of truth: the version in pyproject.toml, as installed
     __version__ = _metadata.version("agentbase-memory")
@@ -58,6 +59,7 @@ __all__ = [
     "ContextType",
     "DatabaseLocked",
     "DuplicateEntry",
+    "Embedder",
     "EmbeddingMismatch",
     "Entry",
     "EntryNotFound",
@@ -71,6 +73,7 @@ __all__ = [
     "MessageNotFound",
     "MissingDependency",
     "NotFoundError",
+    "OpenAICompatibleEmbedder",
     "Provenance",
     "SchemaTooNew",
     "Scope",
@@ -81,4 +84,5 @@ __all__ = [
     "StorageError",
     "Trace",
     "TraceStep",
+    "get_embedder",
 ]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agentbase_adapters.openai.adapter import _from_record, _to_record
+from agentbase_adapters.openai._translate import from_record, to_record
 from agentbase_kernel import AgentBase
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ class AgentBaseSession:
         self.session_id = session_id
         self.db = db
         self.session_settings = session_settings
-        self._scope = {"user_id": user_id, "agent_id": agent_id, "project_id": project_id}
+        self._scope: dict[str, Any] = {"user_id": user_id, "agent_id": agent_id, "project_id": project_id}
         self._created = False
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
@@ -69,13 +69,13 @@ class AgentBaseSession:
             return []
         else:
             records = (await self.db.list_messages(self.session_id, order="desc", limit=limit))[::-1]
-        return [_from_record(record, shape="input") for record in records]
+        return [from_record(record, shape="input") for record in records]
 
     async def add_items(self, items: list[Any]) -> None:
         """Append items in one transaction; message items are ingested into the session's scope."""
         if not items:
             return
-        records = [_to_record(item, shape="input", param=f"items[{i}]") for i, item in enumerate(items)]
+        records = [to_record(item, shape="input", param=f"items[{i}]") for i, item in enumerate(items)]
         if not self._created:
             await self.db.create_session(self.session_id, **self._scope)
             self._created = True
@@ -87,7 +87,7 @@ class AgentBaseSession:
         if not newest:
             return None
         await self.db.delete_message(self.session_id, newest[0].id)
-        return _from_record(newest[0], shape="input")
+        return from_record(newest[0], shape="input")
 
     async def clear_session(self) -> None:
         """Delete every item (and the memories made from them); the session and its scope stay."""

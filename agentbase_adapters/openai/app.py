@@ -45,8 +45,8 @@ from agentbase_adapters._http_guard import (
 from agentbase_adapters._require import require
 from agentbase_adapters.openai._wire import check_fields, check_limit, check_types
 from agentbase_adapters.openai.adapter import AsyncOpenAIAssistantAdapter, Responder
-from agentbase_kernel import AgentBase
-from agentbase_kernel.errors import (
+from agentbase_kernel import (
+    AgentBase,
     AgentBaseError,
     InvalidArgument,
     MessageNotFound,
@@ -390,8 +390,8 @@ def create_app(
 
 def _missing(param: str) -> InvalidArgument:
     error = InvalidArgument(f"Missing required parameter: '{param}'.")
-    error.param = param  # type: ignore[attr-defined]
-    error.code = "missing_required_parameter"  # type: ignore[attr-defined]
+    error.param = param
+    error.code = "missing_required_parameter"
     return error
 
 

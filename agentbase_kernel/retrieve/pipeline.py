@@ -1,11 +1,11 @@
 """The retrieval pipeline behind ``find``: zero LLM calls, every step timed into a trace.
 
     query -> normalise -> intents + date window -> decomposition -> recall legs (FTS5 BM25,
-    vectors) -> RRF fusion -> NER boost -> intent strategies -> session co-retrieval
-    -> heuristic rerank -> level + token budget -> trace
+    vectors) -> fusion (score fusion by default, or RRF) -> NER boost -> intent strategies
+    -> session co-retrieval -> heuristic rerank -> level + token budget -> trace
 
 Each step can be switched off in ``RetrievalConfig``; the LoCoMo benchmark
-(``benchmarks/locomo.py``) measures every step's contribution.
+(``benchmarks/locomo.py``) measures every step's contribution (docs/retrieval.md).
 """
 
 from __future__ import annotations
@@ -24,10 +24,14 @@ import numpy as np
 from ..config import RetrievalConfig
 from ..errors import InvalidArgument
 from ..records import Entry, FindResult, Hit, Scope, Trace, TraceStep
-from ..store import EntryFilter, SqliteStore, utcnow
+from ..store.base import EntryFilter, utcnow
+from ..store.protocol import Store
 from ..text import tokenize
 
 __all__ = ["Retriever"]
+
+# find() returns at most this many hits (documented in docs/kernel-api.md); list() pages past it
+MAX_TOP_K = 1000
 
 Reranker = Callable[[str, list[Hit]], list[Hit]]
 Decomposer = Callable[[str], list[str]]
@@ -69,7 +73,7 @@ class Retriever:
         result = retriever.find("python preferences", top_k=5, flt=EntryFilter(scope=Scope(user_id="u")))
     """
 
-    def __init__(self, store: SqliteStore, *, config: RetrievalConfig, ner: Any, embedder: Any,
+    def __init__(self, store: Store, *, config: RetrievalConfig, ner: Any, embedder: Any,
                  reranker: Reranker | None = None, decomposer: Decomposer | None = None) -> None:
         self.store = store
         self.config = config
@@ -101,7 +105,7 @@ class Retriever:
         reference = reference_time or utcnow()
         if reference.tzinfo is None:
             reference = reference.replace(tzinfo=timezone.utc)
-        top_k = min(top_k, 1000)
+        top_k = min(top_k, MAX_TOP_K)
         t = timer.step("normalise", t, 0, normalized=normalized[:200])
 
         intents: set[str] = set()
@@ -155,11 +159,11 @@ class Retriever:
             qvec = np.asarray(self.embedder.embed_batch([query])[0], dtype=np.float32)
             if not np.any(qvec):
                 qvec = None
-            hits = self.store.vector_search(qvec, flt, fetch) if qvec is not None else []
-            legs["vector"] = [rid for rid, _ in hits]
-            similarity = {rid: 1.0 - dist for rid, dist in hits}
-            t = timer.step("recall_vector", t, len(hits), fetch=fetch,
-                           backend="sqlite-vec" if self.store.vec_enabled else "numpy")
+            nearest = self.store.vector_search(qvec, flt, fetch) if qvec is not None else []
+            legs["vector"] = [rid for rid, _ in nearest]
+            similarity = {rid: 1.0 - dist for rid, dist in nearest}
+            t = timer.step("recall_vector", t, len(nearest), fetch=fetch,
+                           backend=self.store.vector_backend)
         trace.degrade_reason = degrade
 
         weights = {"fts": cfg.fts_weight, "vector": cfg.vector_weight}
@@ -301,10 +305,10 @@ class Retriever:
             norms = {e.norm for e in self.ner.extract(query)}
             if not norms:
                 return
-            named = norms.__contains__
+            def named(norm: str) -> bool:
+                return norm in norms
         else:
             # only the speaker match is on: a name in the query is enough, no NER model run
-            # (5 ms per query; the same LoCoMo figures)
             norms = set()
             folded = query.casefold()
             seen: dict[str, bool] = {}
@@ -374,7 +378,7 @@ class Retriever:
                 scores[eid] = max(scores.get(eid, 0.0), c.fused * c.boost * cfg.co_retrieval_weight)
         missing = [eid for eid in scores if eid not in have]
         entries = self.store.get_entries(missing) if missing else {}
-        added = []
+        added: list[_Candidate] = []
         for eid, score in scores.items():
             known = have.get(eid)
             if known is not None:
@@ -410,7 +414,7 @@ class Retriever:
         """Round-robin across sessions so one long session cannot crowd out the rest."""
         buckets: dict[str | None, list[_Candidate]] = {}
         for c in ordered:
-            buckets.setdefault(c.entry.session_id if c.entry else None, []).append(c)  # type: ignore[union-attr]
+            buckets.setdefault(c.entry.session_id if c.entry else None, []).append(c)
         out: list[_Candidate] = []
         queues = list(buckets.values())
         while queues:
@@ -435,7 +439,8 @@ class Retriever:
 
     def _trim(self, hits: list[Hit], budget: int) -> list[Hit]:
         """Keep the best hits whose text at their level fits the token budget (at least one)."""
-        kept, used = [], 0
+        kept: list[Hit] = []
+        used = 0
         for h in hits:
             cost = tokenize.count_tokens(h.content)
             if used + cost > budget and kept:
@@ -448,5 +453,5 @@ class Retriever:
 def _overlaps(value: str, start: Any, end: Any) -> bool:
     first, _, last = value.partition("/")
     last = last or first
-    return first <= end.isoformat() and last >= start.isoformat()
+    return bool(first <= end.isoformat() and last >= start.isoformat())
 

@@ -1,14 +1,14 @@
-"""The storage interface: everything the kernel asks of a database, and nothing more.
+"""What every backend shares: the entry filter and the timestamp format.
 
-``SqliteStore`` implements it on one SQLite file; a PostgreSQL + pgvector backend implements
-the same methods. All SQL lives behind this line.
+The storage interface itself is ``Store`` in ``store/protocol.py``; the metadata filter language
+is in ``store/filters.py``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
-from typing import Any
+from typing import Any, overload
 
 from ..records import Scope
 
@@ -19,6 +19,12 @@ def utcnow() -> datetime:
     return datetime.now(timezone.utc)
 
 
+@overload
+def iso(value: datetime) -> str: ...
+@overload
+def iso(value: None) -> None: ...
+@overload
+def iso(value: datetime | None) -> str | None: ...
 def iso(value: datetime | None) -> str | None:
     """Fixed-width ISO 8601 in UTC, so that text order is time order."""
     if value is None:
@@ -34,7 +40,10 @@ def parse_iso(value: str | None) -> datetime | None:
 
 @dataclass
 class EntryFilter:
-    """Which entries a read may see. Scope fields match exactly; ``None`` is unconstrained."""
+    """Which entries a read may see. Scope fields match exactly; ``None`` is unconstrained.
+
+    ``metadata`` is a filter mapping (``store/filters.py``): each backend parses and compiles it.
+    """
 
     scope: Scope = field(default_factory=Scope)
     context_type: str | None = None

@@ -17,9 +17,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from ..errors import DatabaseLocked, StorageError
+from ...errors import DatabaseLocked, StorageError
+from .filters import LOWER_FUNCTION, sql_lower
 
-__all__ = ["Connections", "sqlite_module"]
+__all__ = ["Connections", "is_locked_error", "locked_error", "sqlite_module"]
 
 _MODULE: ModuleType | None = None
 
@@ -48,7 +49,7 @@ def _load_vec(conn: Any) -> bool:
         sqlite_vec.load(conn)
         conn.enable_load_extension(False)
         return True
-    except Exception:  # noqa: BLE001 - no extension loading here: numpy fallback
+    except Exception:
         return False
 
 
@@ -105,6 +106,7 @@ class Connections:
         conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute(f"PRAGMA synchronous = {self.synchronous}")
+        conn.create_function(LOWER_FUNCTION, 1, sql_lower, deterministic=True)
         loaded = _load_vec(conn) if self.use_vec else False
         if self.vec_loaded is None:
             self.vec_loaded = loaded
@@ -189,7 +191,7 @@ class Connections:
                 return
             except self.module.OperationalError as exc:
                 if not is_locked_error(exc) or time.monotonic() > deadline:
-                    raise _locked(self.path, exc) from exc
+                    raise locked_error(self.path, exc) from exc
                 time.sleep(random.uniform(0.005, 0.05))
 
     def _commit(self, conn: Any) -> None:
@@ -202,11 +204,11 @@ class Connections:
                 if not is_locked_error(exc) or time.monotonic() > deadline:
                     with contextlib.suppress(Exception):
                         conn.execute("ROLLBACK")
-                    raise _locked(self.path, exc) from exc
+                    raise locked_error(self.path, exc) from exc
                 time.sleep(random.uniform(0.005, 0.05))
 
 
-def _locked(path: Path, exc: BaseException) -> StorageError:
+def locked_error(path: Path, exc: BaseException) -> StorageError:
     if is_locked_error(exc):
         return DatabaseLocked(
             f"{path} stayed locked by another writer beyond the busy timeout - retry, or raise "
