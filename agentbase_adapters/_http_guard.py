@@ -70,7 +70,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from agentbase_kernel.errors import InvalidArgument
+from agentbase_kernel import InvalidArgument
 
 __all__ = [
     "API_KEY_ENV",
