@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
+import math
 import os
 import threading
 import uuid
@@ -17,18 +19,19 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .config import Config, default_path
+from .config import Config, RetrievalConfig, default_path
 from .errors import ClosedError, InvalidArgument, ScopeError
 from .ingest.pipeline import Ingestor, validate_text
 from .records import AddResult, ContextType, Entry, FindResult, HistoryEvent, Message, Scope, Session
 from .retrieve.pipeline import MAX_TOP_K, Decomposer, Reranker, Retriever
-from .store import EntryFilter, Store, open_store
+from .store import NO_EMBEDDER, EntryFilter, Store, open_store
 from .store.filters import parse_metadata_filter
 
 __all__ = ["AgentBase", "Kernel"]
 
 T = TypeVar("T")
 _UNSET: Any = object()
+_MAX_JSON_DEPTH = 64
 _ROLES = ("user", "assistant", "system", "tool", "developer", "function", "ai", "human")
 
 
@@ -81,20 +84,44 @@ def _count(value: Any, name: str = "limit") -> int:
     return value
 
 
+def _json_value(value: Any, name: str) -> None:
+    """``InvalidArgument`` unless ``value`` is JSON a database can store portably and read back.
+
+    No NaN / Infinity (not JSON: SQLite's json functions and PostgreSQL's jsonb reject them), no
+    cycles, string keys only, at most ``_MAX_JSON_DEPTH`` levels (deeper data would hit Python's
+    recursion limit in the encoder). Other objects are stored as their ``str()``, as before.
+    """
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    seen: set[int] = set()
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list, tuple)):
+            if depth > _MAX_JSON_DEPTH:
+                raise InvalidArgument(f"{name} nests deeper than {_MAX_JSON_DEPTH} levels - flatten it")
+            if id(item) in seen:
+                raise InvalidArgument(f"{name} contains a reference to itself - pass plain JSON data")
+            seen.add(id(item))
+            if isinstance(item, dict):
+                for key, sub in item.items():
+                    if not isinstance(key, str):
+                        raise InvalidArgument(f"{name} keys must be strings, got {key!r:.80}")
+                    stack.append((sub, depth + 1))
+            else:
+                stack.extend((sub, depth + 1) for sub in item)
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise InvalidArgument(f"{name} holds {item}, which is not JSON - pass a finite number or a string")
+    try:
+        json.dumps(value, ensure_ascii=False, default=str, allow_nan=False).encode("utf-8")
+    except (ValueError, TypeError, UnicodeEncodeError) as exc:
+        raise InvalidArgument(f"{name} is not JSON-serialisable: {exc}") from None
+
+
 def _metadata(value: Any) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, dict):
         raise InvalidArgument(f"metadata must be a dict, got {type(value).__name__}")
-    for key in value:
-        if not isinstance(key, str):
-            raise InvalidArgument(f"metadata keys must be strings, got {key!r}")
-    import json
-
-    try:
-        json.dumps(value, ensure_ascii=False, default=str).encode("utf-8")
-    except (ValueError, UnicodeEncodeError) as exc:
-        raise InvalidArgument(f"metadata is not JSON-serialisable: {exc}") from None
+    _json_value(value, "metadata")
     return dict(value)
 
 
@@ -111,9 +138,23 @@ def _metadata_filter(value: Any) -> dict[str, Any] | None:
 def _tags(value: Any) -> list[str]:
     if value is None:
         return []
-    if isinstance(value, str) or not all(isinstance(t, str) for t in value):
+    if isinstance(value, (str, bytes, dict)) or not isinstance(value, Iterable):
+        raise InvalidArgument(f"tags must be a list of strings, got {type(value).__name__}")
+    tags = list(value)
+    if not all(isinstance(t, str) for t in tags):
         raise InvalidArgument("tags must be a list of strings")
-    return list(value)
+    return tags
+
+
+def _ids(value: Any, name: str) -> list[str]:
+    """A list of ids (message ids, entry ids), each checked like a scope id."""
+    if isinstance(value, (str, bytes, dict)) or not isinstance(value, Iterable):
+        raise InvalidArgument(f"{name} must be a list of ids, got {type(value).__name__}")
+    ids = list(value)
+    for item in ids:
+        if not isinstance(item, str) or not item:
+            raise InvalidArgument(f"{name} must hold non-empty str ids, got {item!r:.80}")
+    return ids
 
 
 class Kernel:
@@ -167,7 +208,11 @@ class Kernel:
 
                 store = open_store(self.path, self.config.storage, create=self._create)
                 try:
-                    embedder = get_embedder(self._embedder_spec)
+                    spec = self._embedder_spec
+                    if isinstance(spec, str) and spec.casefold() == "auto" \
+                            and store.meta().get("embedding_model") == NO_EMBEDDER:
+                        spec = None  # "auto" opens a file written without an embedder as it was written
+                    embedder = get_embedder(spec)
                     if embedder is not None:
                         store.check_embedder(embedder.name, embedder.dim)
                 except BaseException:
@@ -411,6 +456,8 @@ class Kernel:
                            include_expired=include_expired, as_of=as_of, metadata=metadata, since=since, until=until)
         if token_budget is not None:
             _limit(token_budget, "token_budget")
+        if config is not None and not isinstance(config, RetrievalConfig):
+            raise InvalidArgument(f"config must be a RetrievalConfig (Config().retrieval), got {type(config).__name__}")
         return self.retriever.find(query, top_k=top_k, flt=flt, reference_time=_when(reference_time, "reference_time"),
                                    token_budget=token_budget, strategy=strategy, config=config)
 
@@ -513,7 +560,12 @@ class Kernel:
         message_id = item.get("message_id") or item.get("id")
         if message_id is not None:
             _check_id("message_id", message_id)
-        return {"role": role, "content": content, "name": item.get("name"), "metadata": _metadata(item.get("metadata")),
+        name = item.get("name")
+        if name is not None and not isinstance(name, str):
+            raise InvalidArgument(f"message name must be a str or None, got {type(name).__name__}")
+        if item.get("payload") is not None:
+            _json_value(item["payload"], "payload")
+        return {"role": role, "content": content, "name": name, "metadata": _metadata(item.get("metadata")),
                 "payload": item.get("payload"), "status": status, "id": message_id,
                 "created_at": _when(item.get("created_at"), "created_at"), "ingest": item.get("ingest", True)}
 
@@ -598,15 +650,17 @@ class Kernel:
         """Set the status of several messages in one transaction (e.g. archive the oldest n)."""
         if status not in ("active", "archived"):
             raise InvalidArgument(f"status must be 'active' or 'archived', got {status!r}")
+        ids = _ids(message_ids, "message_ids")
         store = self._ready()
         with store.transaction():
-            return [store.update_message(session_id, mid, {"status": status}) for mid in message_ids]
+            return [store.update_message(session_id, mid, {"status": status}) for mid in ids]
 
     def delete_messages(self, session_id: str, message_ids: Sequence[str]) -> list[Message]:
         """Delete several messages (and the entries only they produced) in one transaction."""
+        ids = _ids(message_ids, "message_ids")
         store = self._ready()
         with store.transaction():
-            return [store.delete_message(session_id, mid) for mid in message_ids]
+            return [store.delete_message(session_id, mid) for mid in ids]
 
     def set_messages(self, session_id: str, messages: Sequence[dict[str, Any]], *, user_id: str | None = None,
                      agent_id: str | None = None, project_id: str | None = None) -> list[Message]:
