@@ -21,7 +21,7 @@ import numpy as np
 
 from ...errors import MissingDependency
 from .base import MINILM_NAME
-from .onnx import _ONNX_CHUNK, OnnxEmbedder, _ort_session, _OnnxModel
+from .onnx import _ONNX_CHUNK, OnnxEmbedder, _OnnxModel, _ort_session
 
 __all__ = ["PackagedMiniLMEmbedder", "packaged_minilm_path"]
 
