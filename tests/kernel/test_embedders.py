@@ -18,19 +18,13 @@ from agentbase_kernel.text.embedders import (
     Embedder,
     FastEmbedEmbedder,
     OnnxEmbedder,
-    PackagedMiniLMEmbedder,
     OpenAICompatibleEmbedder,
+    PackagedMiniLMEmbedder,
     SentenceTransformerEmbedder,
     bundled_minilm_path,
     default_embedder,
     get_embedder,
 )
-
-
-@pytest.fixture(scope="module")
-def minilm() -> SentenceTransformerEmbedder:
-    """The model on torch (sentence-transformers): the reference the other runtimes are held to."""
-    return SentenceTransformerEmbedder()
 
 
 @pytest.fixture(scope="module")

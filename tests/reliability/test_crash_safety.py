@@ -15,8 +15,6 @@ import signal
 import time
 from pathlib import Path
 
-import pytest
-
 from agentbase_kernel import AgentBase
 
 from . import workers

@@ -27,8 +27,8 @@ import pytest
 import uvicorn
 from starlette.testclient import TestClient
 
-from agentbase_adapters.openai import create_app, serve
 from agentbase_adapters.openai import app as app_module
+from agentbase_adapters.openai import create_app, serve
 from agentbase_kernel import AgentBase
 from agentbase_kernel.errors import EmbeddingMismatch, InvalidArgument
 from tests.reliability._inputs import nested, row_counts
