@@ -32,7 +32,7 @@ _INSTRUMENTATION = "agentbase"
 #: opt-in: record user_id / agent_id / project_id / session_id values (they may identify people)
 SCOPE_IDS_ENV = "AGENTBASE_OTEL_SCOPE_IDS"
 _SCOPE_KEYS = ("user_id", "agent_id", "project_id", "session_id")
-_tracers: dict[int, tuple[Any, Any]] = {}  # id(provider) -> (provider, tracer)
+_cached: tuple[Any, Any] = (None, None)  # (provider, its tracer): the last provider seen, no growth
 
 
 def _tracer() -> tuple[Any, Any] | None:
@@ -43,12 +43,12 @@ def _tracer() -> tuple[Any, Any] | None:
     provider = api.get_tracer_provider()
     if isinstance(provider, (api.ProxyTracerProvider, api.NoOpTracerProvider)):
         return None
-    cached = _tracers.get(id(provider))
-    if cached is None or cached[0] is not provider:
+    global _cached
+    cached = _cached  # one read: another thread may swap it
+    if cached[0] is not provider:
         from . import __version__
 
-        cached = (provider, provider.get_tracer(_INSTRUMENTATION, __version__))
-        _tracers[id(provider)] = cached
+        cached = _cached = (provider, provider.get_tracer(_INSTRUMENTATION, __version__))
     return api, cached[1]
 
 
