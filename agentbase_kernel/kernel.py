@@ -25,6 +25,7 @@ from .ingest.pipeline import Ingestor, validate_text
 from .records import AddResult, ContextType, Entry, FindResult, HistoryEvent, Message, Session
 from .retrieve.pipeline import MAX_TOP_K, Decomposer, Reranker, Retriever
 from .store import NO_EMBEDDER, EntryFilter, MessageRow, Store, open_store
+from .telemetry import traced
 
 __all__ = ["AgentBase", "Kernel"]
 
@@ -153,6 +154,7 @@ class Kernel:
         return self._ready().stats()
 
     # -- entries -------------------------------------------------------------------------------
+    @traced("add_memory")
     def add_memory(self, text: str, *, user_id: str | None = None, agent_id: str | None = None,
                    project_id: str | None = None, session_id: str | None = None, category: str | None = None,
                    tags: Sequence[str] = (), metadata: dict[str, Any] | None = None, role: str | None = "user",
@@ -175,6 +177,7 @@ class Kernel:
                                  dedup=dedup)
         return self.ingestor.add_many([item])[0]
 
+    @traced("add_memories")
     def add_memories(self, items: Iterable[dict[str, Any]], *,
                      progress: Callable[[int, int], None] | None = None) -> list[AddResult]:
         """Bulk import: one transaction for all; ``progress(done, total)`` after each item."""
@@ -285,6 +288,7 @@ class Kernel:
         return self._ready().history(check.entry_id(entry_id))
 
     # -- retrieval -----------------------------------------------------------------------------
+    @traced("find")
     def find(self, query: str, *, top_k: int = 10, user_id: str | None = None, agent_id: str | None = None,
              project_id: str | None = None, session_id: str | None = None, context_type: Any = None,
              category: str | None = None, tags: Sequence[str] | None = None, role: str | None = None,
@@ -396,6 +400,7 @@ class Kernel:
             "created_at": created_at, "message_id": message_id, "status": status, "ingest": ingest}],
             position=position, user_id=user_id, agent_id=agent_id, project_id=project_id)[0]
 
+    @traced("add_messages")
     def add_messages(self, session_id: str, messages: Sequence[dict[str, Any]], *,
                      position: int | None = None, progress: Callable[[int, int], None] | None = None,
                      user_id: str | None = None, agent_id: str | None = None,
@@ -492,6 +497,7 @@ class Kernel:
     def count_messages(self, session_id: str, *, status: str | None = None) -> int:
         return self._ready().count_messages(session_id, status)
 
+    @traced("commit_session")
     def commit_session(self, session_id: str) -> Entry:
         """Write the rule-based session summary and link every entry the session produced."""
         session = self.get_session(session_id)
