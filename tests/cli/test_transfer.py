@@ -101,3 +101,21 @@ def test_from_openai_json(ok, initialised, tmp_path: Path) -> None:
     assert summary["by_type"]["chat_message"]["inserted"] == 2
     messages = json.loads(ok("session", "show", "thread_9", "--json"))
     assert [m["content"] for m in messages["messages"]] == ["Book me a hotel in Paris", "Paris it is"]
+
+
+def test_from_mem0_config_file(ok, initialised, tmp_path: Path) -> None:
+    from tests.adapters.importers.test_mem0_importer import vector_store, write_with_mem0
+
+    config = {"vector_store": vector_store("qdrant", tmp_path),
+              "llm": {"provider": "openai", "config": {"api_key": "sk-test"}},
+              "embedder": {"provider": "openai", "config": {"api_key": "sk-test", "embedding_dims": 64}},
+              "history_db_path": str(tmp_path / "history.db")}
+    seen = write_with_mem0(config)
+    (tmp_path / "mem0.json").write_text(json.dumps(config))
+    assert "memory\t3" in ok("import", "--from", "mem0", "mem0.json", "--dry-run")
+    out = ok("import", "--from", "mem0", "mem0.json")
+    assert "memory\t3\t0\t0" in out and "history\t2\t0\t0" in out
+    entry = json.loads(ok("get", seen["tea"], "--json"))
+    assert entry["l2_full"] == "I like jasmine tea in the morning"
+    events = json.loads(ok("history", seen["tea"], "--json"))
+    assert [e["event"] for e in events] == ["ADD", "UPDATE"]
