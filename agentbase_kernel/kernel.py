@@ -22,7 +22,7 @@ from .errors import ClosedError, InvalidArgument, ScopeError
 from .ingest.pipeline import Ingestor, validate_text
 from .records import AddResult, ContextType, Entry, FindResult, HistoryEvent, Message, Scope, Session
 from .retrieve.pipeline import MAX_TOP_K, Decomposer, Reranker, Retriever
-from .store import EntryFilter, SqliteStore
+from .store import EntryFilter, Store, open_store
 from .store.filters import parse_metadata_filter
 from .text import tokenize
 
@@ -143,7 +143,7 @@ class Kernel:
         self._reranker = reranker
         self._decomposer = decomposer
         self._open_lock = threading.Lock()
-        self._store: SqliteStore | None = None
+        self._store: Store | None = None
         self._closed = False
         self.embedder: Any = None
         self.ner: Any = None
@@ -156,7 +156,7 @@ class Kernel:
         self._ready()
         return self
 
-    def _ready(self) -> SqliteStore:
+    def _ready(self) -> Store:
         if self._closed:
             raise ClosedError("Cannot use the database, as it has been closed.")
         if self._store is not None:
@@ -166,13 +166,7 @@ class Kernel:
                 from .text.embedders import get_embedder
                 from .text.ner import load_ner
 
-                storage = self.config.storage
-                store = SqliteStore(self.path, busy_timeout_ms=storage.busy_timeout_ms,
-                                    synchronous=storage.synchronous, create=self._create,
-                                    vector_cache_bytes=storage.vector_cache_bytes,
-                                    vector_shortlist_above=storage.vector_shortlist_above,
-                                    fts_cache=storage.fts_cache)
-                store.open()
+                store = open_store(self.path, self.config.storage, create=self._create)
                 try:
                     embedder = get_embedder(self._embedder_spec)
                     if embedder is not None:
@@ -189,10 +183,6 @@ class Kernel:
                                             reranker=self._reranker, decomposer=self._decomposer)
                 self._store = store
         return self._store
-
-    @property
-    def store(self) -> SqliteStore:
-        return self._ready()
 
     @property
     def ingestor(self) -> Ingestor:
@@ -233,9 +223,14 @@ class Kernel:
         """What this kernel runs with: file, schema, vector backend, NER stage, embedder."""
         store = self._ready()
         return {"path": str(self.path), "schema_version": store.schema_version(), "journal_mode": store.journal_mode(),
-                "vector_backend": "sqlite-vec" if store.vec_enabled else "numpy",
+                "vector_backend": store.vector_backend,
                 "ner_stage": self.ingestor.ner_stage,
                 "embedder": getattr(self.embedder, "name", None), "dim": getattr(self.embedder, "dim", None)}
+
+    def stats(self) -> dict[str, int]:
+        """Row counts of the whole file: ``entries`` (expired and superseded too), ``entries_valid``,
+        ``sessions``, ``messages`` and ``vectors`` (one per distinct text)."""
+        return self._ready().stats()
 
     # -- entries -------------------------------------------------------------------------------
     def _memory_item(self, text: Any, **kw: Any) -> dict[str, Any]:

@@ -21,7 +21,8 @@ import numpy as np
 from ..config import IngestConfig
 from ..errors import InvalidArgument
 from ..records import AddResult, Entry, Scope
-from ..store import SqliteStore, utcnow
+from ..store.base import EntryFilter, utcnow
+from ..store.protocol import Store
 from ..text import tokenize
 
 __all__ = ["Analysis", "Ingestor", "content_hash", "validate_text"]
@@ -97,7 +98,7 @@ class Ingestor:
         results = ingestor.add_many([{"text": "I live in Paris", "user_id": "u"}])
     """
 
-    def __init__(self, store: SqliteStore, *, config: IngestConfig, ner: Any, embedder: Any,
+    def __init__(self, store: Store, *, config: IngestConfig, ner: Any, embedder: Any,
                  summarizer: Summarizer | None = None, defer_embedding: bool = False) -> None:
         self.store = store
         self.config = config
@@ -374,8 +375,6 @@ class Ingestor:
 
     def _near_duplicate(self, analysis: Analysis, scope: Scope, category: str | None) -> Entry | None:
         """A live fact of the same scope and category whose text is nearly the same."""
-        from ..store import EntryFilter
-
         candidates = self.store.list_entries(EntryFilter(scope=scope, category=category), limit=200, order="desc")
         mine = set(tokenize.words(analysis.text))
         threshold = self.config.dedup_near_threshold

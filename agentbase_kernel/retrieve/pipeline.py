@@ -24,7 +24,8 @@ import numpy as np
 from ..config import RetrievalConfig
 from ..errors import InvalidArgument
 from ..records import Entry, FindResult, Hit, Scope, Trace, TraceStep
-from ..store import EntryFilter, SqliteStore, utcnow
+from ..store.base import EntryFilter, utcnow
+from ..store.protocol import Store
 from ..text import tokenize
 
 __all__ = ["Retriever"]
@@ -72,7 +73,7 @@ class Retriever:
         result = retriever.find("python preferences", top_k=5, flt=EntryFilter(scope=Scope(user_id="u")))
     """
 
-    def __init__(self, store: SqliteStore, *, config: RetrievalConfig, ner: Any, embedder: Any,
+    def __init__(self, store: Store, *, config: RetrievalConfig, ner: Any, embedder: Any,
                  reranker: Reranker | None = None, decomposer: Decomposer | None = None) -> None:
         self.store = store
         self.config = config
@@ -162,7 +163,7 @@ class Retriever:
             legs["vector"] = [rid for rid, _ in hits]
             similarity = {rid: 1.0 - dist for rid, dist in hits}
             t = timer.step("recall_vector", t, len(hits), fetch=fetch,
-                           backend="sqlite-vec" if self.store.vec_enabled else "numpy")
+                           backend=self.store.vector_backend)
         trace.degrade_reason = degrade
 
         weights = {"fts": cfg.fts_weight, "vector": cfg.vector_weight}

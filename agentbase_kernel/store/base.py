@@ -1,7 +1,7 @@
-"""The storage interface: everything the kernel asks of a database, and nothing more.
+"""What every backend shares: the entry filter and the timestamp format.
 
-``SqliteStore`` implements it on one SQLite file; a PostgreSQL + pgvector backend implements
-the same methods. All SQL lives behind this line.
+The storage interface itself is ``Store`` in ``store/protocol.py``; the metadata filter language
+is in ``store/filters.py``.
 """
 
 from __future__ import annotations
@@ -34,7 +34,10 @@ def parse_iso(value: str | None) -> datetime | None:
 
 @dataclass
 class EntryFilter:
-    """Which entries a read may see. Scope fields match exactly; ``None`` is unconstrained."""
+    """Which entries a read may see. Scope fields match exactly; ``None`` is unconstrained.
+
+    ``metadata`` is a filter mapping (``store/filters.py``): each backend parses and compiles it.
+    """
 
     scope: Scope = field(default_factory=Scope)
     context_type: str | None = None

@@ -69,7 +69,7 @@ def test_user_facts_link_to_their_message(kernel):
     for fact in facts:
         assert fact.role == "user" and fact.session_id == "s"
         assert [p.message_id for p in kernel.find(fact.l2_full, user_id="u")[0].provenance] or True
-    prov = kernel.store.provenance([f.id for f in facts])
+    prov = kernel._store.provenance([f.id for f in facts])
     assert all(p and p[0].message_id == m.id for p in prov.values())
 
 

@@ -55,7 +55,7 @@ def test_sorted_batches_give_the_same_vectors_as_one_batch(tmp_path, minilm):
     texts = [t["content"] for t in _turns(20)] + ["Hi!", "What a day. " * 30]
     with Kernel(tmp_path / "m.db", embedder=minilm, ner=None) as k:
         k.add_memories([{"text": t, "user_id": "u"} for t in texts])
-        stored = k.store.vectors_for(e.content_hash for e in k.list(user_id="u", limit=None))
+        stored = k._store.vectors_for(e.content_hash for e in k.list(user_id="u", limit=None))
         by_text = {e.l2_full: stored[e.content_hash] for e in k.list(user_id="u", limit=None)}
     one_batch = minilm.embed_batch(texts)
     for text, vector in zip(texts, one_batch):
@@ -96,7 +96,7 @@ def _ingest(k: Kernel, sessions: int = 2) -> None:
 
 
 def _snapshot(k: Kernel) -> list[tuple]:
-    entries = k.store.list_entries(EntryFilter(scope=Scope(user_id="u"), include_invalid=True), limit=None)
+    entries = k._store.list_entries(EntryFilter(scope=Scope(user_id="u"), include_invalid=True), limit=None)
     ids = {e.id: n for n, e in enumerate(entries)}  # uuids differ between files; positions do not
     return [(e.l2_full, e.category, e.role, sorted(e.tags), e.event_dates, e.flags, round(e.confidence, 6),
              e.invalid_at is None, ids.get(e.superseded_by)) for e in entries]
@@ -127,7 +127,7 @@ def test_deferred_stores_what_synchronous_ingest_stores(tmp_path):
     with Kernel(tmp_path / "sync.db", embedder=HashEmbedder(), ner="regex") as k:
         _ingest(k)
         expected = _snapshot(k)
-        expected_vectors = k.store.vectors_for(e.content_hash for e in k.list(user_id="u", limit=None))
+        expected_vectors = k._store.vectors_for(e.content_hash for e in k.list(user_id="u", limit=None))
     assert any(not live for *_, live, _ in expected) and any(c not in ("turn", None) for _, c, *_ in expected)
 
     embedder = RecordingEmbedder()
@@ -136,7 +136,7 @@ def test_deferred_stores_what_synchronous_ingest_stores(tmp_path):
         _ingest(k)
         assert k.ingestor.wait_embedded(timeout=30)
         assert _snapshot(k) == expected
-        vectors = k.store.vectors_for(e.content_hash for e in k.list(user_id="u", limit=None))
+        vectors = k._store.vectors_for(e.content_hash for e in k.list(user_id="u", limit=None))
         assert vectors.keys() == expected_vectors.keys()
         assert all(np.array_equal(vectors[h], expected_vectors[h]) for h in vectors)
         assert k.verify()["ok"]

@@ -107,7 +107,7 @@ def test_commit_writes_summary_and_links(kernel):
     assert summary.session_id == "s" and summary.user_id == "u"
     session = kernel.get_session("s")
     assert session.committed_at is not None and session.summary_entry_id == summary.id
-    linked = kernel.store.session_linked("s", __import__("agentbase_kernel.store", fromlist=["EntryFilter"]).EntryFilter())
+    linked = kernel._store.session_linked("s", __import__("agentbase_kernel.store", fromlist=["EntryFilter"]).EntryFilter())
     turn_ids = {m.entry_id for m in kernel.list_messages("s")}
     assert turn_ids | {summary.id} <= set(linked)
 

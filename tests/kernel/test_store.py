@@ -10,7 +10,7 @@ import pytest
 
 from agentbase_kernel import AgentBase, EmbeddingMismatch, Kernel, SchemaTooNew, StorageError
 from agentbase_kernel.store import EntryFilter
-from agentbase_kernel.store.migrations import SCHEMA_VERSION
+from agentbase_kernel.store.sqlite.migrations import SCHEMA_VERSION
 from agentbase_kernel.records import Scope
 
 
@@ -111,15 +111,15 @@ def test_chinese_find(kernel):
 
 
 def test_sqlite_vec_and_numpy_agree(kernel):
-    assert kernel.store.vec_enabled, "sqlite-vec should load through sqlean here"
+    assert kernel._store.vec_enabled, "sqlite-vec should load through sqlean here"
     texts = [f"memory about topic {w} and {v}" for w in ("tea", "coffee", "jazz", "rock", "python")
              for v in ("red", "blue", "green", "gold")]
     for t in texts:
         kernel.add_memory(t, user_id="u")
     q = kernel.embedder.embed_batch(["coffee blue things"])[0]
     flt = EntryFilter(scope=Scope(user_id="u"))
-    vec = kernel.store.vector_search(q, flt, 10)
-    brute = kernel.store.vector_search(q, flt, 10, force_numpy=True)
+    vec = kernel._store.vector_search(q, flt, 10)
+    brute = kernel._store.vector_search(q, flt, 10, force_numpy=True)
     assert [r for r, _ in vec] == [r for r, _ in brute]
     assert np.allclose([d for _, d in vec], [d for _, d in brute], atol=1e-5)
 

@@ -19,7 +19,6 @@ import pytest
 from agentbase_kernel import InvalidArgument, Kernel
 from agentbase_kernel.records import Scope
 from agentbase_kernel.store import EntryFilter, SqliteStore
-from agentbase_kernel.store import sqlite as sqlite_mod
 from agentbase_kernel.store.vectors import VectorIndex, encode, nearest, top_k_cosine
 from agentbase_kernel.text import tokenize
 
@@ -56,7 +55,7 @@ def _query(kernel, text: str) -> np.ndarray:
 
 
 def _assert_same(kernel, q, flt, k):
-    store = kernel.store
+    store = kernel._store
     indexed = store.vector_search(q, flt, k)
     numpy_scan = store.vector_search(q, flt, k, use_index=False, force_numpy=True)
     assert [r for r, _ in indexed] == [r for r, _ in numpy_scan]
@@ -67,7 +66,7 @@ def _assert_same(kernel, q, flt, k):
 
 
 def test_index_matches_both_scans_for_random_filters(kernel):
-    assert kernel.store.vec_enabled
+    assert kernel._store.vec_enabled
     _fill(kernel)
     rng = random.Random(1)
     nonempty = 0
@@ -80,7 +79,7 @@ def test_index_matches_both_scans_for_random_filters(kernel):
 
 def test_selective_filter_falls_back_to_the_rows_sql_allows(kernel, monkeypatch):
     _fill(kernel)
-    monkeypatch.setattr(sqlite_mod, "_OVERFETCH_MAX", 8)  # any filter passing < k of the 8 nearest falls back
+    monkeypatch.setattr(kernel._store, "overfetch_max", 8)  # any filter passing < k of the 8 nearest falls back
     rng = random.Random(2)
     for _ in range(30):
         flt = _random_filter(rng)
@@ -101,10 +100,10 @@ def test_index_follows_our_writes(kernel):
     flt = EntryFilter(scope=Scope(user_id="u1"))
     q = _query(kernel, "tea coffee jazz")
     _assert_same(kernel, q, flt, 10)  # built
-    assert kernel.store._vindex
+    assert kernel._store.cache_stats()["vector_indexes"]
     new = kernel.add_memory("tea coffee jazz only", user_id="u1").entry.id
     hits = _assert_same(kernel, q, flt, 10)
-    assert kernel.get(new).id in {e.id for e in kernel.store.entries_by_rid([r for r, _ in hits]).values()}
+    assert kernel.get(new).id in {e.id for e in kernel._store.entries_by_rid([r for r, _ in hits]).values()}
     for entry_id in ids[:20]:
         try:
             kernel.delete(entry_id, user_id="u1")
@@ -114,7 +113,7 @@ def test_index_follows_our_writes(kernel):
     _assert_same(kernel, q, flt, 10)
     kernel.delete(new, user_id="u1")
     hits = _assert_same(kernel, q, flt, 30)
-    rids = kernel.store.entries_by_rid([r for r, _ in hits])
+    rids = kernel._store.entries_by_rid([r for r, _ in hits])
     assert new not in {e.id for e in rids.values()}
 
 
@@ -124,7 +123,7 @@ def test_reused_rid_gets_its_new_vector(kernel):
     flt = EntryFilter(scope=Scope(user_id="u"))
     q = _query(kernel, "jazz rock python")
     _assert_same(kernel, q, flt, 5)
-    old_rid = kernel.store.conns.get().execute("SELECT rid FROM entries WHERE id = ?", (last,)).fetchone()[0]
+    old_rid = kernel._store.conns.get().execute("SELECT rid FROM entries WHERE id = ?", (last,)).fetchone()[0]
     kernel.delete(last, user_id="u")
     kernel.add_memory("jazz rock python", user_id="u")  # SQLite hands out the deleted max rid again
     hits = _assert_same(kernel, q, flt, 5)
@@ -152,7 +151,7 @@ def test_index_follows_another_process(kernel, db_path):
     assert proc.exitcode == 0
     after = _assert_same(kernel, q, flt, 10)
     assert after != before
-    top = kernel.store.entries_by_rid([after[0][0]])[after[0][0]]
+    top = kernel._store.entries_by_rid([after[0][0]])[after[0][0]]
     assert top.l2_full == "jazz rock python from another process"
 
 
@@ -162,17 +161,17 @@ def test_pruned_log_rebuilds_the_index(kernel):
     q = _query(kernel, "gold green blue")
     _assert_same(kernel, q, flt, 10)
     kernel.add_memory("gold green blue", user_id="u1")
-    with kernel.store.conns.write() as conn:  # what the prune trigger does 100,000 changes later
+    with kernel._store.conns.write() as conn:  # what the prune trigger does 100,000 changes later
         conn.execute("DELETE FROM entry_changes")
     kernel.add_memory("gold green blue again", user_id="u1")
     hits = _assert_same(kernel, q, flt, 10)
-    texts = {e.l2_full for e in kernel.store.entries_by_rid([r for r, _ in hits]).values()}
+    texts = {e.l2_full for e in kernel._store.entries_by_rid([r for r, _ in hits]).values()}
     assert {"gold green blue", "gold green blue again"} <= texts
 
 
 def test_write_transaction_reads_its_own_rows_and_rollback_leaves_the_index_right(kernel):
     _fill(kernel, 40)
-    store = kernel.store
+    store = kernel._store
     flt = EntryFilter(scope=Scope(user_id="u1"))
     q = _query(kernel, "jazz python rust")
     _assert_same(kernel, q, flt, 10)
@@ -195,27 +194,28 @@ def test_memory_budget_and_eviction(db_path, hash_embedder):
     try:
         q = hash_embedder.embed_batch(["tea"])[0]
         assert store.vector_search(q, EntryFilter(scope=Scope("u1")), 5)
-        assert not store._vindex  # no budget: scans
+        assert not store.cache_stats()["vector_indexes"]  # no budget: scans
         one_scope = 45 * (64 * 4 + 12)
         store.vector_cache_bytes = one_scope
         for user in ("u1", "u2", "u1"):
             flt = EntryFilter(scope=Scope(user))
             assert store.vector_search(q, flt, 5) == store.vector_search(q, flt, 5, use_index=False)
-        assert sum(i.nbytes for i in store._vindex.values()) <= one_scope or len(store._vindex) == 1
+        cached = store.cache_stats()
+        assert cached["vector_index_bytes"] <= one_scope or cached["vector_indexes"] == 1
     finally:
         store.close()
-    assert not store._vindex
+    assert not store.cache_stats()["vector_indexes"]
 
 
 def test_bad_queries(kernel):
     _fill(kernel, 10)
     flt = EntryFilter(scope=Scope("u1"))
-    assert kernel.store.vector_search(np.zeros(64, dtype=np.float32), flt, 5) == []
-    assert kernel.store.vector_search(_query(kernel, "tea"), flt, 0) == []
+    assert kernel._store.vector_search(np.zeros(64, dtype=np.float32), flt, 5) == []
+    assert kernel._store.vector_search(_query(kernel, "tea"), flt, 0) == []
     with pytest.raises(InvalidArgument, match="has 3 dims, this store's vectors have 64"):
-        kernel.store.vector_search(np.ones(3, dtype=np.float32), flt, 5)
+        kernel._store.vector_search(np.ones(3, dtype=np.float32), flt, 5)
     with pytest.raises(InvalidArgument, match="does not match the stored vectors"):
-        kernel.store.vector_search(np.ones(3, dtype=np.float32), flt, 5, use_index=False, force_numpy=True)
+        kernel._store.vector_search(np.ones(3, dtype=np.float32), flt, 5, use_index=False, force_numpy=True)
 
 
 def test_numpy_only_store_uses_the_same_index(db_path, hash_embedder):
@@ -223,14 +223,14 @@ def test_numpy_only_store_uses_the_same_index(db_path, hash_embedder):
         _fill(k, 80)
         q = _query(k, "paris tokyo trip")
         flt = EntryFilter(scope=Scope("u1"), category="food")
-        expected = k.store.vector_search(q, flt, 10, use_index=False)
+        expected = k._store.vector_search(q, flt, 10, use_index=False)
     store = SqliteStore(db_path, use_vec=False)
     store.open()
     try:
         assert not store.vec_enabled
         got = store.vector_search(q, flt, 10)
         assert [r for r, _ in got] == [r for r, _ in expected]
-        assert store._vindex
+        assert store.cache_stats()["vector_indexes"]
     finally:
         store.close()
 
@@ -273,7 +273,7 @@ def test_nearest_keeps_every_tie_at_the_cut():
 # -- FTS statistics cache --------------------------------------------------------------------------
 def _reference_fts(store, terms, flt, k, per_term=400):
     """The uncached algorithm, statement for statement (join and counts for every term)."""
-    where, args = store._where(flt)
+    where, args = store.where_sql(flt)
     scores: dict[int, float] = {}
     conn = store.conns.get()
     n_global = conn.execute("SELECT count(*) FROM entries_fts_docsize").fetchone()[0] or 1
@@ -303,8 +303,8 @@ def _check_fts(kernel, rng, rounds=40, per_term=400):
         flt = _random_filter(rng)
         terms = tokenize.query_terms(" ".join(rng.sample(WORDS, rng.randrange(1, 4))))
         for _ in range(2):  # the second call answers from the cache
-            got = kernel.store.fts_search(terms, flt, 20, per_term=per_term)
-            assert got == _reference_fts(kernel.store, terms, flt, 20, per_term)
+            got = kernel._store.fts_search(terms, flt, 20, per_term=per_term)
+            assert got == _reference_fts(kernel._store, terms, flt, 20, per_term)
 
 
 def test_fts_matches_the_uncached_algorithm(kernel):
@@ -318,9 +318,9 @@ def test_fts_without_a_join_when_the_filter_covers_everything(kernel):
     flt = EntryFilter()
     for terms in (["tea"], ["jazz", "note"], ["nothing"]):
         for per_term in (400, 3):
-            assert kernel.store.fts_search(terms, flt, 10, per_term=per_term) == \
-                _reference_fts(kernel.store, terms, flt, 10, per_term)
-    assert any(key[0] == "rank" for key in kernel.store._fts if isinstance(key, tuple))
+            assert kernel._store.fts_search(terms, flt, 10, per_term=per_term) == \
+                _reference_fts(kernel._store, terms, flt, 10, per_term)
+    assert kernel._store.cache_stats()["fts_rankings"]
 
 
 def test_fts_cache_follows_writes_and_other_processes(kernel, db_path):
@@ -342,13 +342,13 @@ def test_fts_cache_drops_an_entry_when_it_expires(kernel):
     short = kernel.add_memory("jazz that expires", user_id="u",
                               expires_at=datetime.now(timezone.utc) + timedelta(seconds=1.5)).entry.id
     flt = EntryFilter(scope=Scope("u"))
-    first = kernel.store.fts_search(["jazz"], flt, 10)
+    first = kernel._store.fts_search(["jazz"], flt, 10)
     assert len(first) == 2
-    assert first == _reference_fts(kernel.store, ["jazz"], flt, 10)
+    assert first == _reference_fts(kernel._store, ["jazz"], flt, 10)
     time.sleep(1.6)
-    after = kernel.store.fts_search(["jazz"], flt, 10)
-    assert len(after) == 1 and after == _reference_fts(kernel.store, ["jazz"], flt, 10)
-    assert short not in {e.id for e in kernel.store.entries_by_rid([r for r, _ in after]).values()}
+    after = kernel._store.fts_search(["jazz"], flt, 10)
+    assert len(after) == 1 and after == _reference_fts(kernel._store, ["jazz"], flt, 10)
+    assert short not in {e.id for e in kernel._store.entries_by_rid([r for r, _ in after]).values()}
 
 
 def test_threads_share_the_caches(kernel):
@@ -361,9 +361,10 @@ def test_threads_share_the_caches(kernel):
         flt = _random_filter(rng)
         terms = tokenize.query_terms(" ".join(rng.sample(WORDS, 3)))
         q = _query(kernel, " ".join(terms))
-        cases.append((flt, terms, q, _reference_fts(kernel.store, terms, flt, 10),
-                      kernel.store.vector_search(q, flt, 10, use_index=False, force_numpy=True)))
-    assert not kernel.store._fts and not kernel.store._vindex  # the threads start cold
+        cases.append((flt, terms, q, _reference_fts(kernel._store, terms, flt, 10),
+                      kernel._store.vector_search(q, flt, 10, use_index=False, force_numpy=True)))
+    cached = kernel._store.cache_stats()
+    assert not cached["fts_items"] and not cached["vector_indexes"]  # the threads start cold
     errors: list[BaseException] = []
 
     def worker(seed: int) -> None:
@@ -372,8 +373,8 @@ def test_threads_share_the_caches(kernel):
         try:
             for i in order:
                 flt, terms, q, fts_expected, vec_expected = cases[i]
-                assert kernel.store.fts_search(terms, flt, 10) == fts_expected
-                assert [r for r, _ in kernel.store.vector_search(q, flt, 10)] == [r for r, _ in vec_expected]
+                assert kernel._store.fts_search(terms, flt, 10) == fts_expected
+                assert [r for r, _ in kernel._store.vector_search(q, flt, 10)] == [r for r, _ in vec_expected]
         except BaseException as exc:  # noqa: BLE001 - reported by the main thread
             errors.append(exc)
 
@@ -476,19 +477,19 @@ def test_store_shortlists_big_scopes_and_still_applies_filters(tmp_path, monkeyp
     monkeypatch.setattr(vectors, "SHORTLIST_SHARE", 0.2)
     config = Config().with_(storage={"vector_shortlist_above": 50})
     with Kernel(tmp_path / "s.db", embedder=hash_embedder, ner="regex", config=config) as kernel:
-        assert kernel.store.vector_shortlist_above == 50
+        assert kernel._store.vector_shortlist_above == 50
         _fill(kernel, 300)
         rng = random.Random(9)
         for _ in range(30):
             flt = _random_filter(rng)
             q = _query(kernel, " ".join(rng.sample(WORDS, 3)))
-            got = kernel.store.vector_search(q, flt, 10)
-            scan = kernel.store.vector_search(q, flt, 10, use_index=False, force_numpy=True)
+            got = kernel._store.vector_search(q, flt, 10)
+            scan = kernel._store.vector_search(q, flt, 10, use_index=False, force_numpy=True)
             # what the shortlist returns passes the filter, with exact distances, nearest first
-            passing = {r for r, _ in kernel.store.vector_search(q, flt, 1000, use_index=False, force_numpy=True)}
+            passing = {r for r, _ in kernel._store.vector_search(q, flt, 1000, use_index=False, force_numpy=True)}
             assert {r for r, _ in got} <= passing
             assert [d for _, d in got] == sorted(d for _, d in got)
-            exact = dict(kernel.store.vector_search(q, flt, 1000, use_index=False, force_numpy=True))
+            exact = dict(kernel._store.vector_search(q, flt, 1000, use_index=False, force_numpy=True))
             assert all(d == pytest.approx(exact[r], abs=1e-6) for r, d in got)
             assert len(got) == min(10, len(scan))
-        assert any(i.codes is not None for i in kernel.store._vindex.values())
+        assert kernel._store.cache_stats()["shortlisted_indexes"]

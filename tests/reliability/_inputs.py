@@ -57,7 +57,7 @@ def raw_connect(path: Path) -> Any:
     and the kernel's next write then fails with "disk I/O error" - see
     https://www.sqlite.org/howtocorrupt.html section 2.2.
     """
-    from agentbase_kernel.store.connection import sqlite_module
+    from agentbase_kernel.store.sqlite.connection import sqlite_module
 
     return sqlite_module().connect(str(path))
 

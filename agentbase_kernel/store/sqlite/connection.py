@@ -17,10 +17,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from ..errors import DatabaseLocked, StorageError
-from .sqlite_filters import LOWER_FUNCTION, sql_lower
+from ...errors import DatabaseLocked, StorageError
+from .filters import LOWER_FUNCTION, sql_lower
 
-__all__ = ["Connections", "sqlite_module"]
+__all__ = ["Connections", "is_locked_error", "locked_error", "sqlite_module"]
 
 _MODULE: ModuleType | None = None
 
@@ -191,7 +191,7 @@ class Connections:
                 return
             except self.module.OperationalError as exc:
                 if not is_locked_error(exc) or time.monotonic() > deadline:
-                    raise _locked(self.path, exc) from exc
+                    raise locked_error(self.path, exc) from exc
                 time.sleep(random.uniform(0.005, 0.05))
 
     def _commit(self, conn: Any) -> None:
@@ -204,11 +204,11 @@ class Connections:
                 if not is_locked_error(exc) or time.monotonic() > deadline:
                     with contextlib.suppress(Exception):
                         conn.execute("ROLLBACK")
-                    raise _locked(self.path, exc) from exc
+                    raise locked_error(self.path, exc) from exc
                 time.sleep(random.uniform(0.005, 0.05))
 
 
-def _locked(path: Path, exc: BaseException) -> StorageError:
+def locked_error(path: Path, exc: BaseException) -> StorageError:
     if is_locked_error(exc):
         return DatabaseLocked(
             f"{path} stayed locked by another writer beyond the busy timeout - retry, or raise "

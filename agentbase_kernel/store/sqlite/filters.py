@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .filters import All, AnyOf, Cond, MetadataFilter, Not, dumps
+from ..filters import All, AnyOf, Cond, MetadataFilter, Not, dumps
 
 __all__ = ["LOWER_FUNCTION", "compile_metadata_filter", "sql_lower"]
 

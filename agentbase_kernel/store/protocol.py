@@ -1,0 +1,214 @@
+"""``Store``: everything the kernel asks of a database, and nothing more.
+
+``ingest/``, ``retrieve/`` and ``kernel.py`` type against this protocol only. ``SqliteStore``
+implements it on one SQLite file; a PostgreSQL + pgvector backend implements the same methods and
+runs the same contract suite (``tests/store/``). Backends raise the kernel's exceptions
+(``EntryNotFound``, ``InvalidArgument``, ``StorageError`` ...), never their driver's.
+
+Entries have a string ``id`` and an integer ``rid`` (the backend's row number, increasing with
+insertion): the search legs return rids because they are cheap to pass around; ``entries_by_rid``
+turns them back into entries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import Any, Protocol, TypedDict
+
+import numpy as np
+
+from ..records import Entry, HistoryEvent, Message, Provenance, Scope, Session, Trace
+from .base import EntryFilter
+
+__all__ = ["EntryRow", "MessageRow", "Store"]
+
+
+class EntryRow(TypedDict, total=False):
+    """One entry as ingest hands it to ``insert_entry`` (``ingest.pipeline.Ingestor.build_row``)."""
+
+    id: str | None
+    l2_full: str  # required: the verbatim text
+    l0_abstract: str  # required
+    l1_overview: str  # required
+    content_hash: str  # required: md5 of l2_full, the exact-dedup key within a scope
+    search_text: str  # required: what full-text search indexes as the entry's own words
+    search_context: str  # the words around it (neighbouring turns), indexed with less weight
+    context_type: str
+    category: str | None
+    tags: list[str]
+    user_id: str | None
+    agent_id: str | None
+    project_id: str | None
+    session_id: str | None
+    role: str | None
+    actor: str | None
+    confidence: float
+    metadata: dict[str, Any]
+    event_dates: list[str]
+    date_min: str | None
+    date_max: str | None
+    flags: list[str]
+    subject_key: str | None  # facts about one subject: a newer one supersedes older ones
+    created_at: datetime | None
+    valid_from: datetime | None
+    expires_at: datetime | None
+    dedup: bool  # False keeps equal texts as separate entries
+
+
+class MessageRow(TypedDict, total=False):
+    id: str | None
+    role: str  # required
+    content: str  # required
+    name: str | None
+    metadata: dict[str, Any]
+    payload: Any
+    status: str
+    created_at: datetime | None
+
+
+class Store(Protocol):
+    """The storage interface. Every method is one atomic step; ``transaction()`` groups several."""
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    def open(self) -> None:
+        """Create or migrate the database; ``SchemaTooNew`` leaves a newer file untouched."""
+
+    def close(self) -> None:
+        """Release connections and caches. Safe to call twice."""
+
+    def transaction(self) -> AbstractContextManager[None]:
+        """Several calls as one atomic write; nested use is a savepoint."""
+
+    def schema_version(self) -> int: ...
+
+    def journal_mode(self) -> str: ...
+
+    @property
+    def vector_backend(self) -> str:
+        """How vectors are searched (``"sqlite-vec"``, ``"numpy"``, ``"pgvector"``)."""
+
+    def check_embedder(self, name: str, dim: int) -> None:
+        """Record the embedder on first use; ``EmbeddingMismatch`` for a different one later."""
+
+    def stats(self) -> dict[str, int]:
+        """Row counts: ``entries`` (all), ``entries_valid``, ``sessions``, ``messages``, ``vectors``."""
+
+    def verify(self) -> dict[str, Any]:
+        """Integrity report with at least ``ok``, ``entries`` and ``texts_without_vector``."""
+
+    def reset(self) -> None:
+        """Delete every entry, session, message, link, trace and vector."""
+
+    # -- entries -------------------------------------------------------------------------------
+    def insert_entry(self, row: EntryRow, *, history: bool = True) -> tuple[Entry, bool]:
+        """Insert, or return the live exact duplicate of the same scope: ``(entry, inserted)``."""
+
+    def get_entry(self, entry_id: str, scope: Scope | None = None) -> Entry:
+        """``EntryNotFound`` when missing or outside ``scope``."""
+
+    def get_entries(self, entry_ids: Iterable[str]) -> dict[str, Entry]: ...
+
+    def entries_by_rid(self, rids: Iterable[int]) -> dict[int, Entry]: ...
+
+    def update_entry(self, entry_id: str, scope: Scope, changes: dict[str, Any], *,
+                     actor: str | None = None) -> Entry:
+        """Apply column changes (keys of ``EntryRow``); an UPDATE history event when ``l2_full``
+        changes; ``DuplicateEntry`` if the new text is another live entry's in the same scope."""
+
+    def reinforce(self, entry_id: str, confidence: float) -> None: ...
+
+    def delete_entry(self, entry_id: str, scope: Scope, *, actor: str | None = None) -> Entry: ...
+
+    def delete_entries(self, flt: EntryFilter, *, actor: str | None = None) -> int: ...
+
+    def list_entries(self, flt: EntryFilter, *, limit: int | None = 100, offset: int = 0,
+                     order: str = "asc") -> list[Entry]:
+        """In insertion order (``"desc"``: newest first); ``limit=None`` for all."""
+
+    def count_entries(self, flt: EntryFilter) -> int: ...
+
+    def history(self, entry_id: str) -> list[HistoryEvent]: ...
+
+    def live_subject_entries(self, scope: Scope, subject_key: str, exclude_id: str) -> list[Entry]: ...
+
+    def supersede(self, old_id: str, new_id: str, at: datetime) -> None:
+        """Mark ``old_id`` invalid from ``at`` and link it to its successor; never deletes."""
+
+    def link_entries(self, src: str, dst: str, relation: str) -> None: ...
+
+    def add_entities(self, entry_id: str, entities: list[tuple[str, str, str]], observed_at: datetime) -> None:
+        """Add an entry's ``(norm, label, text)`` entities and link those that occur together."""
+
+    def entity_graph(self, flt: EntryFilter, entity: str | None = None, limit: int = 200) -> dict[str, Any]: ...
+
+    # -- search --------------------------------------------------------------------------------
+    def missing_vectors(self, hashes: Iterable[str]) -> set[str]: ...
+
+    def vectors_for(self, hashes: Iterable[str]) -> dict[str, np.ndarray]: ...
+
+    def put_vectors(self, items: Iterable[tuple[str, np.ndarray]]) -> None: ...
+
+    def hashes_without_vector(self) -> list[tuple[str, str]]:
+        """``(content_hash, text)`` of every stored text that has no vector yet."""
+
+    def vector_search(self, query: np.ndarray, flt: EntryFilter, k: int) -> list[tuple[int, float]]:
+        """``(rid, cosine distance)`` nearest first, ties by rid, exact within the filter."""
+
+    def fts_search(self, terms: list[str], flt: EntryFilter, k: int, *, per_term: int = 400) -> list[tuple[int, float]]:
+        """``(rid, score)`` best first: BM25 with the IDF of the filtered scope."""
+
+    def rebuild_fts(self) -> None: ...
+
+    def neighbour_turn_hashes(self, rids: Iterable[int]) -> dict[int, tuple[str | None, str | None]]:
+        """For each turn entry, the content hashes of the turns just before and after it."""
+
+    def session_neighbours(self, entry_ids: list[str], window: int, flt: EntryFilter) -> dict[str, list[str]]: ...
+
+    def session_linked(self, session_id: str, flt: EntryFilter, relation: str | None = None) -> list[str]: ...
+
+    def provenance(self, entry_ids: Iterable[str]) -> dict[str, list[Provenance]]: ...
+
+    def append_search_context(self, entry_id: str, text: str) -> None: ...
+
+    def save_trace(self, trace: Trace, scope: Scope, result_ids: list[str], total_ms: float) -> None: ...
+
+    def load_traces(self, scope: Scope, limit: int = 20) -> list[dict[str, Any]]: ...
+
+    # -- sessions and messages -------------------------------------------------------------------
+    def ensure_session(self, session_id: str, scope: Scope,
+                       metadata: dict[str, Any] | None) -> tuple[Session, bool]:
+        """The session, created in ``scope`` if missing: ``(session, created)``."""
+
+    def find_session(self, session_id: str) -> Session | None: ...
+
+    def list_sessions(self, scope: Scope, limit: int | None, offset: int) -> list[Session]: ...
+
+    def update_session(self, session_id: str, *, metadata: dict[str, Any] | None = None,
+                       committed: bool = False, summary_entry_id: str | None = None) -> Session: ...
+
+    def delete_session(self, session_id: str) -> None:
+        """The session, its messages and the entries only they produced."""
+
+    def insert_message(self, session_id: str, row: MessageRow, position: int | None = None) -> Message: ...
+
+    def attach_entry(self, message_id: str, entry_id: str, session_id: str, relation: str = "turn") -> None: ...
+
+    def link_source(self, entry_id: str, message_id: str) -> None: ...
+
+    def link_session(self, session_id: str, entry_id: str, relation: str) -> None: ...
+
+    def get_message(self, session_id: str, message_id: str) -> Message: ...
+
+    def list_messages(self, session_id: str, *, status: str | None = None, limit: int | None = None,
+                      offset: int = 0, order: str = "asc", after: str | None = None,
+                      before: str | None = None) -> list[Message]: ...
+
+    def count_messages(self, session_id: str, status: str | None = None) -> int: ...
+
+    def update_message(self, session_id: str, message_id: str, changes: dict[str, Any]) -> Message: ...
+
+    def delete_message(self, session_id: str, message_id: str) -> Message: ...
+
+    def delete_messages(self, session_id: str, status: str | None = None) -> int: ...
