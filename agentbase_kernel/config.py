@@ -83,6 +83,16 @@ class RetrievalConfig:
     date_window: bool = True
     # a turn said inside the question's date window ("what did X do on 23 January") ranks up too
     date_said_boost: float = 1.2
+    # a first-person question ("what's my rent?", not "what did you suggest?") is about what the
+    # user said: the user's turns weigh this much more (docs/retrieval.md, assistant dev set)
+    self_boost: float = 1.3
+    # a question about how things stand now ("who is my manager?", "... these days?"): among the
+    # candidates within latest_relevance of the best, a later turn by the same speaker on the same
+    # topic (centred cosine >= latest_same_topic) ranks just above the earlier one
+    latest_first: bool = True
+    latest_relevance: float = 0.7
+    latest_same_topic: float = 0.0
+    latest_pool: int = 30
     decompose: bool = False
     co_retrieval: bool = True
     co_retrieval_seeds: int = 3

@@ -2,7 +2,7 @@
 
     query -> normalise -> intents + date window -> decomposition -> recall legs (FTS5 BM25,
     vectors) -> RRF fusion -> NER boost -> intent strategies -> session co-retrieval
-    -> heuristic rerank -> level + token budget -> trace
+    -> first-person boost -> latest first -> heuristic rerank -> level + token budget -> trace
 
 Each step can be switched off in ``RetrievalConfig``; the LoCoMo benchmark
 (``benchmarks/locomo.py``) measures every step's contribution.
@@ -197,7 +197,21 @@ class Retriever:
             self._intent_strategies(intents if cfg.intents else set(), window, cands, cfg, reference)
             t = timer.step("intent_strategies", t, len(cands), intents=trace.intents)
 
+        if cfg.self_boost != 1.0 and intent_mod.asks_about_self(query):
+            self._self_boost(cands, cfg)
+            t = timer.step("self_boost", t, len(cands), factor=cfg.self_boost)
+
         ordered = sorted(cands.values(), key=lambda c: (-c.fused * c.boost, c.rid))
+        if cfg.latest_first and ordered and intent_mod.asks_current(query):
+            from .updates import latest_first
+
+            pairs = latest_first(ordered, self.store.vectors_for({c.entry.content_hash for c in ordered}),  # type: ignore[union-attr]
+                                 relevance=cfg.latest_relevance, same_topic=cfg.latest_same_topic,
+                                 pool=cfg.latest_pool)
+            ordered.sort(key=lambda c: (-c.fused * c.boost, c.rid))
+            t = timer.step("latest_first", t, len(ordered), relevance=cfg.latest_relevance,
+                           same_topic=cfg.latest_same_topic,
+                           ranked_above=[{"later": a, "earlier": b} for a, b in pairs[:20]])
         if cfg.co_retrieval and ordered:
             ordered = self._co_retrieve(ordered, flt, cfg)
             t = timer.step("co_retrieval", t, len(ordered))
@@ -341,6 +355,13 @@ class Retriever:
             if how:
                 c.boost *= best
                 c.matched_by.append(how)
+
+    def _self_boost(self, cands: dict[int, _Candidate], cfg: RetrievalConfig) -> None:
+        """A first-person question ("what's my rent?") is about what the user said: their turns rank up."""
+        for c in cands.values():
+            if c.entry is not None and c.entry.role == "user":
+                c.boost *= cfg.self_boost
+                c.matched_by.append("self_boost")
 
     def _intent_strategies(self, intents: set[str], window: Any, cands: dict[int, _Candidate],
                            cfg: RetrievalConfig, reference: datetime) -> None:
