@@ -51,8 +51,9 @@ def latest_first(cands: Sequence[_Ranked], vectors: dict[str, np.ndarray], *, re
         return []
     mean = np.mean([vectors[c.entry.content_hash] for c in known], axis=0)
     floor = relevance * best
+    # extracted facts take part too: "Maya lives in Boston" is outranked by a later "we moved to Denver"
     taking_part = [c for c in cands[:pool] if c.entry.content_hash in vectors and c.fused * c.boost >= floor
-                   and c.entry.metadata.get("derived") != "fact" and c.entry.created_at is not None]
+                   and c.entry.created_at is not None]
     taking_part.sort(key=lambda c: c.entry.created_at)
     centred = {}
     for c in taking_part:

@@ -21,7 +21,7 @@ from sim import evaluate, line  # noqa: E402
 from agentbase_kernel.text.intent import asks_about_self, asks_current  # noqa: E402
 
 
-def hook(self_boost=1.0, latest=False, relevance=0.7, same_topic=0.0, pool=30, centred=True):
+def hook(self_boost=1.0, latest=False, relevance=0.7, same_topic=0.0, pool=30, centred=True, facts=False):
     def run(row, scored, p):
         q = row["q"]["question"]
         if self_boost != 1.0 and asks_about_self(q):
@@ -34,7 +34,7 @@ def hook(self_boost=1.0, latest=False, relevance=0.7, same_topic=0.0, pool=30, c
         best = scored[0][0]
         known = [x for x in scored if x[1]["vec"] is not None]
         mean = np.mean([x[1]["vec"] for x in known], axis=0) if centred and known else 0.0
-        part = [x for x in scored[:pool] if x[0] >= relevance * best and not x[1]["fact"] and x[1]["vec"] is not None]
+        part = [x for x in scored[:pool] if x[0] >= relevance * best and (facts or not x[1]["fact"]) and x[1]["vec"] is not None]
         cv = {}
         for x in part:
             v = x[1]["vec"] - mean
