@@ -59,9 +59,14 @@ class RetrievalConfig:
     fusion: str = "score"
     fusion_pool: int = 60
     score_vector_weight: float = 0.5
+    # the cosine's share grows by this much times the share of the query's words that occur nowhere
+    # in the scope (a question asked in other words than the memories), up to score_vector_max
+    unseen_vector_shift: float = 1.0
+    score_vector_max: float = 0.8
     # the cosine of a turn read together with the turns around it in its session (their vectors'
-    # sum: no extra model call) weighs this much against the turn's own cosine (0 -> 0.847 hit@10)
-    context_vector_weight: float = 0.75
+    # sum: no extra model call) weighs this much against the turn's own cosine (0 -> 0.847 hit@10
+    # on LoCoMo with 0.75; 0.5 holds LoCoMo and finds more on the assistant set, docs/retrieval.md)
+    context_vector_weight: float = 0.5
     rrf_k: float = 60.0
     # MiniLM alone finds far less than BM25 on LoCoMo (hit@10 0.47 vs 0.75 inside the pipeline);
     # the design's 0.4 / 0.6 gave 0.647, 0.9 / 0.1 0.766, 0.85 / 0.15 0.775, 0.8 / 0.2 0.772

@@ -135,19 +135,23 @@ class Retriever:
             fetch = max(fetch, cfg.fusion_pool)
         legs: dict[str, list[int]] = {}
         bm25: dict[int, float] = {}
+        unseen: list[str] = []
         if cfg.fts:
             ranked: dict[int, float] = {}
             for i, sub in enumerate(subqueries[:6]):
                 terms = tokenize.query_terms(sub)
                 if not terms:
                     continue
+                if i == 0 and cfg.fusion == "score" and cfg.unseen_vector_shift:
+                    # the per-term rankings are cached, so asking for each term alone costs a lookup
+                    unseen = [term for term in terms if not self.store.fts_search([term], flt, 1)]
                 # the full query leads; sub-queries only add what it missed
                 weight = 1.0 if i == 0 else 0.5
                 for rank, (rid, score) in enumerate(self.store.fts_search(terms, flt, fetch)):
                     ranked[rid] = max(ranked.get(rid, 0.0), weight / (rank + 1))
                     bm25[rid] = max(bm25.get(rid, 0.0), weight * score)
             legs["fts"] = sorted(ranked, key=lambda r: -ranked[r])
-            t = timer.step("recall_fts", t, len(legs["fts"]), fetch=fetch)
+            t = timer.step("recall_fts", t, len(legs["fts"]), fetch=fetch, unseen_terms=unseen[:20])
         degrade: str | None = None
         similarity: dict[int, float] = {}
         qvec: np.ndarray | None = None
@@ -183,8 +187,9 @@ class Retriever:
                 if c.entry is not None and c.entry.metadata.get("derived") == "fact":
                     c.boost *= cfg.derived_weight
         if cfg.fusion == "score":
-            self._score_fusion(cands, bm25, similarity, qvec, cfg)
-            t = timer.step("fuse_scores", t, len(cands), vector_weight=cfg.score_vector_weight,
+            vector_weight = _vector_weight(cfg, len(unseen), len(tokenize.query_terms(normalized)))
+            self._score_fusion(cands, bm25, similarity, qvec, cfg, vector_weight)
+            t = timer.step("fuse_scores", t, len(cands), vector_weight=round(vector_weight, 3),
                            context_vector_weight=cfg.context_vector_weight, pool=fetch)
         else:
             t = timer.step("fuse_rrf", t, len(cands), k=cfg.rrf_k, weights=weights)
@@ -259,7 +264,7 @@ class Retriever:
 
     # -- steps -------------------------------------------------------------------------------------
     def _score_fusion(self, cands: dict[int, _Candidate], bm25: dict[int, float], similarity: dict[int, float],
-                      qvec: np.ndarray | None, cfg: RetrievalConfig) -> None:
+                      qvec: np.ndarray | None, cfg: RetrievalConfig, vector_weight: float) -> None:
         """Fuse by score, not rank: ``(1-a) * bm25 / max + a * cosine / max`` over every candidate.
 
         Ranks throw away how far ahead the leader is; scores keep it, and every candidate of
@@ -273,7 +278,7 @@ class Retriever:
         top_bm25 = max(bm25.values(), default=0.0) or 1.0
         top_cos = max(cosine.values(), default=0.0)
         # a leg that found nothing (or is off) leaves the whole weight to the other
-        a = 0.0 if top_cos <= 0 else cfg.score_vector_weight if bm25 else 1.0
+        a = 0.0 if top_cos <= 0 else vector_weight if bm25 else 1.0
         for rid, c in cands.items():
             c.fused = (1 - a) * bm25.get(rid, 0.0) / top_bm25 + (a * max(cosine.get(rid, 0.0), 0.0) / top_cos if a else 0.0)
 
@@ -468,6 +473,21 @@ class Retriever:
             kept.append(h)
             used += cost
         return kept
+
+
+def _vector_weight(cfg: RetrievalConfig, unseen: int, terms: int) -> float:
+    """The cosine's share in score fusion for this query.
+
+    BM25 can only weigh words the memories contain. When some of the question's words occur
+    nowhere in the scope, it was asked in other words than the memories were written in ("which
+    city do I live in?" against "we're officially Austin people now"), and the cosine, which
+    sees meaning, not words, gets more of the weight: ``score_vector_weight`` plus
+    ``unseen_vector_shift`` times the share of unseen words, at most ``score_vector_max``.
+    """
+    if not terms or not unseen:
+        return cfg.score_vector_weight
+    shifted = cfg.score_vector_weight + cfg.unseen_vector_shift * unseen / terms
+    return min(max(cfg.score_vector_max, cfg.score_vector_weight), shifted)
 
 
 def _overlaps(value: str, start: Any, end: Any) -> bool:
