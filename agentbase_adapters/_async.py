@@ -2,7 +2,8 @@
 
 Each async adapter holds its sync twin in ``self._sync`` and declares each method as
 ``name = in_thread(SyncClass.name)``: the call runs in a worker thread (``asyncio.to_thread``),
-the way ``AgentBase`` runs ``Kernel``. The method object is referenced, not its name, so type
+the way ``AgentBase`` runs ``Kernel``. Where a framework puts the async twins on the same class
+(LangGraph's ``abatch``) there is no ``_sync`` and the method runs on ``self``. The method object is referenced, not its name, so type
 checkers and readers follow the call. A method whose async form really differs (another signature,
 an awaited callback) is written by hand in the async class.
 """
@@ -13,7 +14,7 @@ import asyncio
 import functools
 from collections.abc import Awaitable, Callable, Coroutine
 from contextvars import ContextVar
-from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 __all__ = ["in_thread", "on_calling_loop"]
 
@@ -25,18 +26,15 @@ _S = TypeVar("_S")
 _calling_loop: ContextVar[asyncio.AbstractEventLoop | None] = ContextVar("agentbase_calling_loop", default=None)
 
 
-class _HasSync(Protocol):
-    _sync: Any
-
-
-def in_thread(method: Callable[Concatenate[_S, _P], _R]) -> Callable[Concatenate[_HasSync, _P], Coroutine[Any, Any, _R]]:
-    """The async twin of ``method``: awaits ``method(self._sync, ...)`` in a worker thread."""
+def in_thread(method: Callable[Concatenate[_S, _P], _R]) -> Callable[Concatenate[Any, _P], Coroutine[Any, Any, _R]]:
+    """The async twin of ``method``: awaits ``method(self._sync, ...)`` (or ``method(self, ...)``
+    when there is no ``_sync``) in a worker thread."""
 
     @functools.wraps(method)
-    async def run(self: _HasSync, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+    async def run(self: Any, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         token = _calling_loop.set(asyncio.get_running_loop())
         try:
-            return await asyncio.to_thread(method, self._sync, *args, **kwargs)
+            return await asyncio.to_thread(method, getattr(self, "_sync", self), *args, **kwargs)
         finally:
             _calling_loop.reset(token)
 

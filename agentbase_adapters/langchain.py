@@ -9,7 +9,10 @@ Class tree::
 
 Both only translate: a LangChain message becomes a kernel message whose ``payload`` is
 ``messages_to_dict([m])[0]`` (so it round-trips exactly) and whose ``content`` is the plain text
-(so the ingest pipeline, ``find`` and the other adapters can read it). Install with
+(so the ingest pipeline, ``find`` and the other adapters can read it). Both are written over the
+sync kernel only: the history's ``a``-twins run its sync methods in a worker thread
+(``agentbase_adapters._async``), and the memory keeps LangChain's ``aload_memory_variables``,
+which runs ``load_memory_variables`` in an executor. Install with
 ``pip install 'agentbase[langchain]'``.
 """
 
@@ -19,6 +22,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from agentbase_adapters._async import in_thread
 from agentbase_adapters._require import require
 
 require("langchain_core", extra="langchain")
@@ -42,8 +46,7 @@ from langchain_core.messages import (  # noqa: E402
 from langchain_core.messages.utils import count_tokens_approximately  # noqa: E402
 from pydantic import ConfigDict, Field  # noqa: E402
 
-from agentbase_kernel import AgentBase  # noqa: E402
-from agentbase_kernel.records import FindResult, Message  # noqa: E402
+from agentbase_kernel import AgentBase, FindResult, Message  # noqa: E402
 
 __all__ = ["AgentBaseChatMessageHistory", "LangChainMemoryAdapter", "trim_start"]
 
@@ -147,24 +150,23 @@ class AgentBaseChatMessageHistory(BaseChatMessageHistory):
     @property
     def messages(self) -> list[BaseMessage]:  # type: ignore[override]
         """Every message of the session, in insertion order (a new list on each read)."""
-        return [_from_record(r) for r in self.db.sync.list_messages(self.session_id)]
+        return self._read_messages()
 
-    async def aget_messages(self) -> list[BaseMessage]:
-        return [_from_record(r) for r in await self.db.list_messages(self.session_id)]
+    def _read_messages(self) -> list[BaseMessage]:
+        """``messages`` as a method, for ``aget_messages``."""
+        return [_from_record(r) for r in self.db.sync.list_messages(self.session_id)]
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
         """Append ``messages`` in one transaction."""
         self.db.sync.add_messages(self.session_id, self._records(messages))
 
-    async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
-        await self.db.add_messages(self.session_id, self._records(messages))
-
     def clear(self) -> None:
         """Delete every message of the session (and the memories made from them); the session stays."""
         self.db.sync.clear_session(self.session_id)
 
-    async def aclear(self) -> None:
-        await self.db.clear_session(self.session_id)
+    aget_messages = in_thread(_read_messages)
+    aadd_messages = in_thread(add_messages)
+    aclear = in_thread(clear)
 
     def __repr__(self) -> str:
         return f"AgentBaseChatMessageHistory(session_id={self.session_id!r}, user_id={self.user_id!r})"
@@ -291,10 +293,4 @@ class LangChainMemoryAdapter(BaseChatMemory):
         query = self._query(inputs)
         records = self.db.sync.list_messages(self.session_id)
         hits = self.db.sync.find(query, **self._find_kwargs()) if query.strip() else None
-        return self._render(records, hits)
-
-    async def aload_memory_variables(self, inputs: dict[str, Any]) -> dict[str, Any]:
-        query = self._query(inputs)
-        records = await self.db.list_messages(self.session_id)
-        hits = await self.db.find(query, **self._find_kwargs()) if query.strip() else None
         return self._render(records, hits)

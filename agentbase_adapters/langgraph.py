@@ -14,8 +14,12 @@ Mapping (one item = one kernel entry):
   ``("memories", "<user_id>", ...)`` and ``("users", "<user_id>", ...)`` into that user's scope
   and every other namespace into the global (empty) scope;
 * the entry metadata holds the exact namespace, key, value, index choice and TTL under
-  ``lg_*`` keys, so get / put / search / list_namespaces match exactly through the kernel's
-  exact-match ``list(metadata=...)`` filter.
+  ``lg_*`` keys (and each namespace label as ``lg_ns<i>``), so a namespace prefix and a ``filter``
+  on the value are kernel metadata filters, evaluated in SQL; ``search(query=...)`` asks the
+  kernel's ``find`` for ``offset + limit`` hits.
+
+The store is written once over the sync kernel (``db.sync``); ``abatch`` runs ``batch`` in a
+worker thread (``agentbase_adapters._async``).
 
 Install with ``pip install 'agentbase[langgraph]'``.
 """
@@ -23,7 +27,7 @@ Install with ``pip install 'agentbase[langgraph]'``.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -47,8 +51,8 @@ from langgraph.store.base import (  # noqa: E402
     validate_op_namespace,
 )
 
-from agentbase_kernel import AgentBase  # noqa: E402
-from agentbase_kernel.records import Entry  # noqa: E402
+from agentbase_adapters._async import in_thread  # noqa: E402
+from agentbase_kernel import AgentBase, Entry, Kernel  # noqa: E402
 
 __all__ = ["AgentBaseStore", "ScopeRule", "user_namespace_rule"]
 
@@ -65,28 +69,6 @@ def user_namespace_rule(namespace: tuple[str, ...]) -> dict[str, str]:
     if len(namespace) >= 2 and namespace[0] in _USER_ROOTS:
         return {"user_id": namespace[1]}
     return {}
-
-
-class _Done:
-    """An awaitable that is already finished: lets the sync path run the shared coroutine code."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-    def __await__(self) -> Generator[Any, None, Any]:
-        return self.value
-        yield  # pragma: no cover  (makes this a generator that never suspends)
-
-
-def _run_sync(coro: Any) -> Any:
-    try:
-        coro.send(None)
-    except StopIteration as stop:
-        return stop.value
-    coro.close()
-    raise RuntimeError("AgentBaseStore.batch awaited real I/O on the sync path")  # a bug of ours, not the caller's
 
 
 def _namespace_meta(namespace: Sequence[str]) -> dict[str, Any]:
@@ -119,30 +101,33 @@ def _index_text(value: Mapping[str, Any], fields: Sequence[str]) -> str:
     return "\n".join(texts)
 
 
-def _matches(value: Any, condition: Any) -> bool:
-    """LangGraph's filter semantics: exact / nested-dict / list equality and $eq $ne $gt $gte $lt $lte."""
-    if isinstance(condition, Mapping):
-        if any(str(k).startswith("$") for k in condition):
-            return all(_operator(value, op, operand) for op, operand in condition.items())
-        return isinstance(value, Mapping) and all(_matches(value.get(k), v) for k, v in condition.items())
-    if isinstance(condition, (list, tuple)):
-        return (
-            isinstance(value, (list, tuple))
-            and len(value) == len(condition)
-            and all(_matches(a, b) for a, b in zip(value, condition, strict=True))
-        )
-    return bool(value == condition)
+_OPERATORS = {"$eq": "eq", "$ne": "ne", "$gt": "gt", "$gte": "gte", "$lt": "lt", "$lte": "lte"}
 
 
-def _operator(value: Any, op: str, operand: Any) -> bool:
-    if op == "$eq":
-        return bool(value == operand)
-    if op == "$ne":
-        return bool(value != operand)
-    if op in ("$gt", "$gte", "$lt", "$lte"):
-        a, b = float(value), float(operand)
-        return {"$gt": a > b, "$gte": a >= b, "$lt": a < b, "$lte": a <= b}[op]
-    raise ValueError(f"Unsupported operator: {op}")
+def _value_filter(flt: Mapping[str, Any], path: str = "lg_value") -> dict[str, Any]:
+    """LangGraph's ``filter`` -> the kernel metadata filter on the stored value (``lg_value``).
+
+    As ``InMemoryStore``: a plain value or a list is equality, a dict without ``$`` keys matches a
+    nested dict field by field, ``$eq $ne $gt $gte $lt $lte`` compare. The kernel evaluates it in SQL.
+
+    Raises:
+        ValueError: An operator LangGraph does not have (``Unsupported operator: $in``).
+    """
+    out: dict[str, Any] = {}
+    for key, condition in flt.items():
+        where = f"{path}.{key}"
+        if isinstance(condition, Mapping) and any(str(k).startswith("$") for k in condition):
+            ops = {}
+            for op, operand in condition.items():
+                if op not in _OPERATORS:
+                    raise ValueError(f"Unsupported operator: {op}")
+                ops[_OPERATORS[op]] = list(operand) if isinstance(operand, tuple) else operand
+            out[where] = ops
+        elif isinstance(condition, Mapping):
+            out.update(_value_filter(condition, where) if condition else {where: {"exists": True}})
+        else:
+            out[where] = list(condition) if isinstance(condition, tuple) else condition
+    return out
 
 
 def _namespace_matches(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
@@ -208,25 +193,15 @@ class AgentBaseStore(BaseStore):
         self.index_fields = list(index_fields or ["$"])
         self.ttl_config = ttl
 
+    @property
+    def _kernel(self) -> Kernel:
+        return self.db.sync
+
     # -- the two abstract methods -------------------------------------------------------------
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run ``ops``: reads see the state before the batch, then puts apply (the last put of a key wins)."""
-
-        def call(name: str, *args: Any, **kwargs: Any) -> Awaitable[Any]:
-            return _Done(getattr(self.db.sync, name)(*args, **kwargs))
-
-        return _run_sync(self._batch(list(ops), call))  # type: ignore[no-any-return]
-
-    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        def call(name: str, *args: Any, **kwargs: Any) -> Awaitable[Any]:
-            return getattr(self.db, name)(*args, **kwargs)  # type: ignore[no-any-return]
-
-        return await self._batch(list(ops), call)
-
-    # -- shared by both paths: every kernel call goes through ``call`` ------------------------
-
-    async def _batch(self, ops: list[Op], call: Callable[..., Awaitable[Any]]) -> list[Result]:
+        ops = list(ops)
         results: list[Result] = []
         puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
         for op in ops:
@@ -235,47 +210,49 @@ class AgentBaseStore(BaseStore):
             validate_op_namespace(op)
         for op in ops:
             if isinstance(op, GetOp):
-                results.append(await self._get(op, call))
+                results.append(self._get(op))
             elif isinstance(op, SearchOp):
-                results.append(await self._search(op, call))
+                results.append(self._search(op))
             elif isinstance(op, ListNamespacesOp):
-                results.append(await self._list_namespaces(op, call))
+                results.append(self._list_namespaces(op))
             else:
                 assert isinstance(op, PutOp)
                 puts[(tuple(op.namespace), op.key)] = op
                 results.append(None)
         for op in puts.values():
-            await self._put(op, call)
+            self._put(op)
         return results
+
+    abatch = in_thread(batch)
 
     def _scope(self, namespace: tuple[str, ...]) -> dict[str, str]:
         return dict(self.scope_rule(tuple(namespace)))
 
-    async def _lookup(self, namespace: tuple[str, ...], key: str, call: Callable[..., Awaitable[Any]]) -> Entry | None:
-        found = await call("list", metadata=_exact_meta(namespace, key), limit=1, **self._scope(namespace))
+    def _lookup(self, namespace: tuple[str, ...], key: str) -> Entry | None:
+        found = self._kernel.list(metadata=_exact_meta(namespace, key), limit=1, **self._scope(namespace))
         return found[0] if found else None
 
-    async def _all(self, metadata: dict[str, Any], call: Callable[..., Awaitable[Any]]) -> list[Entry]:
+    def _all(self, metadata: dict[str, Any]) -> list[Entry]:
         entries: list[Entry] = []
         while True:
-            page = await call("list", metadata=metadata, limit=_PAGE, offset=len(entries))
+            page = self._kernel.list(metadata=metadata, limit=_PAGE, offset=len(entries))
             entries.extend(page)
             if len(page) < _PAGE:
                 return entries
 
-    async def _refresh(self, entries: Iterable[Entry], refresh: bool, call: Callable[..., Awaitable[Any]]) -> None:
+    def _refresh(self, entries: Iterable[Entry], refresh: bool) -> None:
         if not refresh:
             return
         for entry in entries:
             minutes = entry.metadata.get("lg_ttl")
             if minutes is not None:
-                await call("update", entry.id, expires_at=datetime.now(timezone.utc) + timedelta(minutes=minutes))
+                self._kernel.update(entry.id, expires_at=datetime.now(timezone.utc) + timedelta(minutes=minutes))
 
-    async def _get(self, op: GetOp, call: Callable[..., Awaitable[Any]]) -> Item | None:
-        entry = await self._lookup(tuple(op.namespace), op.key, call)
+    def _get(self, op: GetOp) -> Item | None:
+        entry = self._lookup(tuple(op.namespace), op.key)
         if entry is None:
             return None
-        await self._refresh([entry], op.refresh_ttl, call)
+        self._refresh([entry], op.refresh_ttl)
         return _from_record(entry)
 
     def _to_record(self, op: PutOp) -> dict[str, Any]:
@@ -300,50 +277,58 @@ class AgentBaseStore(BaseStore):
         }
         return {"text": text, "metadata": metadata, "expires_at": expires_at}
 
-    async def _put(self, op: PutOp, call: Callable[..., Awaitable[Any]]) -> None:
+    def _put(self, op: PutOp) -> None:
         namespace = tuple(op.namespace)
-        existing = await self._lookup(namespace, op.key, call)
+        existing = self._lookup(namespace, op.key)
         if op.value is None:
             if existing is not None:
-                await call("delete", existing.id)
+                self._kernel.delete(existing.id)
             return
         record = self._to_record(op)
         if existing is not None:
-            await call("update", existing.id, **record)
+            self._kernel.update(existing.id, **record)
             return
         text = record.pop("text")
         # items are addressed by (namespace, key), not by text: two keys may hold equal values
-        await call("add_memory", text, actor="langgraph", dedup=False, **record, **self._scope(namespace))
+        self._kernel.add_memory(text, actor="langgraph", dedup=False, **record, **self._scope(namespace))
 
-    async def _search(self, op: SearchOp, call: Callable[..., Awaitable[Any]]) -> list[SearchItem]:
-        in_prefix = await self._all(_namespace_meta(op.namespace_prefix), call)
-        candidates = [e for e in in_prefix if not op.filter or _matches(e.metadata["lg_value"], op.filter)]
-        # InMemoryStore lists namespace by namespace, each in insertion order
-        first_seen: dict[str, int] = {}
-        for e in candidates:
-            first_seen.setdefault(e.metadata["lg_namespace"], len(first_seen))
-        candidates.sort(key=lambda e: first_seen[e.metadata["lg_namespace"]])
-        scored: list[tuple[Entry, float | None]] = [(e, None) for e in candidates]
-        if op.query and op.query.strip() and candidates:
-            # find ranks every indexed item under the prefix; the value filter is applied to its hits
-            hits = await call(
-                "find", op.query, top_k=len(in_prefix),
-                metadata={**_namespace_meta(op.namespace_prefix), "lg_indexed": True},
-            )
-            wanted = {e.id: e for e in candidates}
-            scored = [(wanted.pop(h.id), float(h.score)) for h in hits if h.id in wanted]
-            scored += [(e, None) for e in candidates if e.id in wanted]
+    def _search(self, op: SearchOp) -> list[SearchItem]:
+        selected = {**_namespace_meta(op.namespace_prefix), **_value_filter(op.filter or {})}
+        if op.query and op.query.strip():
+            scored = self._ranked(op.query, selected, op.offset + op.limit)
+        else:
+            scored = [(e, None) for e in self._listed(selected)]
         page = scored[op.offset : op.offset + op.limit]
-        await self._refresh((e for e, _ in page), op.refresh_ttl, call)
+        self._refresh((e for e, _ in page), op.refresh_ttl)
         return [_from_record(e, score, search=True) for e, score in page]  # type: ignore[misc]
 
-    async def _list_namespaces(self, op: ListNamespacesOp, call: Callable[..., Awaitable[Any]]) -> list[tuple[str, ...]]:
+    def _ranked(self, query: str, selected: dict[str, Any], wanted: int) -> list[tuple[Entry, float | None]]:
+        """The first ``wanted`` items for ``query``: the kernel's hits, best first, then (as
+        ``InMemoryStore`` puts items it cannot score) the other selected items, oldest first."""
+        hits = self._kernel.find(query, top_k=min(wanted, self._kernel.max_top_k), metadata={**selected, "lg_indexed": True})
+        scored: list[tuple[Entry, float | None]] = [(h.entry, float(h.score)) for h in hits]
+        if len(scored) < wanted:
+            found = [{"lg_namespace": e.metadata["lg_namespace"], "lg_key": e.metadata["lg_key"]} for e, _ in scored]
+            rest = {**selected, "NOT": found} if found else selected
+            scored += [(e, None) for e in self._kernel.list(metadata=rest, limit=wanted - len(scored))]
+        return scored
+
+    def _listed(self, selected: dict[str, Any]) -> list[Entry]:
+        # InMemoryStore lists namespace by namespace, each in insertion order: the kernel lists in
+        # insertion order only, so every selected item is read (page by page) to group them.
+        entries = self._all(selected)
+        first_seen: dict[str, int] = {}
+        for e in entries:
+            first_seen.setdefault(e.metadata["lg_namespace"], len(first_seen))
+        return sorted(entries, key=lambda e: first_seen[e.metadata["lg_namespace"]])
+
+    def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         conditions = tuple(op.match_conditions or ())
         fixed: dict[str, Any] = dict(_MARK)
         for c in conditions:
             if c.match_type == "prefix":
                 fixed.update({f"lg_ns{i}": label for i, label in enumerate(c.path) if label != "*"})
-        namespaces = {tuple(json.loads(e.metadata["lg_namespace"])) for e in await self._all(fixed, call)}
+        namespaces = {tuple(json.loads(e.metadata["lg_namespace"])) for e in self._all(fixed)}
         matching = [ns for ns in namespaces if all(_namespace_matches(c, ns) for c in conditions)]
         if op.max_depth is not None:
             matching = list({ns[: op.max_depth] for ns in matching})

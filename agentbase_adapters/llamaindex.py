@@ -10,7 +10,8 @@ Two LlamaIndex interfaces hold chat history, and each gets one class::
 A chat key is an agentbase session id; a ``ChatMessage`` is a kernel message whose ``payload`` is
 ``message.model_dump(mode="json")`` and whose ``content`` is its text, so the turn is ingested
 into the session's scope and is findable through ``AgentBase.find`` like any other memory.
-Needs ``pip install 'agentbase[llamaindex]'``.
+Both are written over the sync kernel (``db.sync``); every async method runs its sync twin in a
+worker thread (``agentbase_adapters._async``). Needs ``pip install 'agentbase[llamaindex]'``.
 """
 
 from __future__ import annotations
@@ -18,10 +19,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from agentbase_adapters._async import in_thread
 from agentbase_adapters._require import require
-from agentbase_kernel import AgentBase
-from agentbase_kernel.errors import InvalidArgument, SessionNotFound
-from agentbase_kernel.records import Message
+from agentbase_kernel import AgentBase, InvalidArgument, Message, SessionNotFound
 
 require("llama_index.core", extra="llamaindex")
 
@@ -135,26 +135,12 @@ class _ScopedStore(BaseModel):
             return False
         return True
 
-    async def _aexists(self, key: str) -> bool:
-        try:
-            await self._db.get_session(key, **self._scope())
-        except SessionNotFound:
-            return False
-        return True
-
     def _visible(self, key: str) -> bool:
         # An unscoped store sees every session; the kernel answers [] for unknown ones itself.
         return not self._scope() or self._exists(key)
 
-    async def _avisible(self, key: str) -> bool:
-        return not self._scope() or await self._aexists(key)
-
     def _session_ids(self) -> list[str]:
         return [s.id for s in self._db.sync.list_sessions(**self._scope(), limit=None)]
-
-    async def _asession_ids(self) -> list[str]:
-        return [s.id for s in await self._db.list_sessions(**self._scope(), limit=None)]
-
 
 class AgentBaseChatStore(_ScopedStore, BaseChatStore):
     """A LlamaIndex ``BaseChatStore`` whose keys are agentbase sessions in one SQLite file.
@@ -180,21 +166,11 @@ class AgentBaseChatStore(_ScopedStore, BaseChatStore):
         """Replace the history of ``key`` with ``messages`` in one transaction."""
         self._db.sync.set_messages(key, [_to_record(m) for m in messages], **self._scope())
 
-    async def aset_messages(self, key: str, messages: list[ChatMessage]) -> None:
-        """Async ``set_messages``."""
-        await self._db.set_messages(key, [_to_record(m) for m in messages], **self._scope())
-
     def get_messages(self, key: str) -> list[ChatMessage]:
         """The history of ``key``, oldest first; ``[]`` for a missing key."""
         if not self._visible(key):
             return []
         return [_from_record(r) for r in self._db.sync.list_messages(key)]
-
-    async def aget_messages(self, key: str) -> list[ChatMessage]:
-        """Async ``get_messages``."""
-        if not await self._avisible(key):
-            return []
-        return [_from_record(r) for r in await self._db.list_messages(key)]
 
     def add_message(self, key: str, message: ChatMessage, idx: int | None = None) -> None:
         """Append ``message`` to ``key``, or insert it before position ``idx`` (``list.insert`` rules)."""
@@ -203,25 +179,12 @@ class AgentBaseChatStore(_ScopedStore, BaseChatStore):
         # the scope goes with the write: a missing session is created in it, in the same transaction
         self._db.sync.add_message(key, **_to_record(message), position=idx, **self._scope())
 
-    async def async_add_message(self, key: str, message: ChatMessage, idx: int | None = None) -> None:
-        """Async ``add_message`` (LlamaIndex names it ``async_add_message``)."""
-        _check_idx(idx)
-        await self._db.add_message(key, **_to_record(message), position=idx, **self._scope())
-
     def delete_messages(self, key: str) -> list[ChatMessage] | None:
         """Delete ``key`` and its history and return the history; ``None`` for a missing key."""
         if not self._exists(key):
             return None
         removed = [_from_record(r) for r in self._db.sync.list_messages(key)]
         self._db.sync.delete_session(key)
-        return removed
-
-    async def adelete_messages(self, key: str) -> list[ChatMessage] | None:
-        """Async ``delete_messages``."""
-        if not await self._aexists(key):
-            return None
-        removed = [_from_record(r) for r in await self._db.list_messages(key)]
-        await self._db.delete_session(key)
         return removed
 
     def delete_message(self, key: str, idx: int) -> ChatMessage | None:
@@ -233,30 +196,21 @@ class AgentBaseChatStore(_ScopedStore, BaseChatStore):
             return None
         return _from_record(self._db.sync.delete_message(key, record.id))
 
-    async def adelete_message(self, key: str, idx: int) -> ChatMessage | None:
-        """Async ``delete_message``."""
-        if not await self._avisible(key):
-            return None
-        record = _pick(await self._db.list_messages(key), idx)
-        if record is None:
-            return None
-        return _from_record(await self._db.delete_message(key, record.id))
-
     def delete_last_message(self, key: str) -> ChatMessage | None:
         """Delete and return the newest message; ``None`` for a missing key or an empty history."""
         return self.delete_message(key, -1)
-
-    async def adelete_last_message(self, key: str) -> ChatMessage | None:
-        """Async ``delete_last_message``."""
-        return await self.adelete_message(key, -1)
 
     def get_keys(self) -> list[str]:
         """Every session id of this store's scope, oldest first (empty sessions included)."""
         return self._session_ids()
 
-    async def aget_keys(self) -> list[str]:
-        """Async ``get_keys``."""
-        return await self._asession_ids()
+    aset_messages = in_thread(set_messages)
+    aget_messages = in_thread(get_messages)
+    async_add_message = in_thread(add_message)
+    adelete_messages = in_thread(delete_messages)
+    adelete_message = in_thread(delete_message)
+    adelete_last_message = in_thread(delete_last_message)
+    aget_keys = in_thread(get_keys)
 
 
 class AgentBaseAsyncChatStore(_ScopedStore, AsyncDBChatStore):
@@ -278,7 +232,7 @@ class AgentBaseAsyncChatStore(_ScopedStore, AsyncDBChatStore):
         """Name written into ``to_dict()``."""
         return "AgentBaseAsyncChatStore"
 
-    async def get_messages(
+    def _get_messages(
         self,
         key: str,
         status: MessageStatus | None = MessageStatus.ACTIVE,
@@ -286,75 +240,84 @@ class AgentBaseAsyncChatStore(_ScopedStore, AsyncDBChatStore):
         offset: int | None = None,
     ) -> list[ChatMessage]:
         """Messages of ``key`` with ``status`` (``None``: every status), oldest first, paged by ``limit``/``offset``."""
-        if not await self._avisible(key):
+        if not self._visible(key):
             return []
-        records = await self._db.list_messages(key, status=_status(status), limit=limit, offset=offset or 0)
+        records = self._db.sync.list_messages(key, status=_status(status), limit=limit, offset=offset or 0)
         return [_from_record(r) for r in records]
 
-    async def count_messages(self, key: str, status: MessageStatus | None = MessageStatus.ACTIVE) -> int:
+    def _count_messages(self, key: str, status: MessageStatus | None = MessageStatus.ACTIVE) -> int:
         """How many messages of ``key`` have ``status`` (``None``: every status)."""
-        if not await self._avisible(key):
+        if not self._visible(key):
             return 0
-        return await self._db.count_messages(key, status=_status(status))
+        return self._db.sync.count_messages(key, status=_status(status))
 
-    async def add_message(
-        self, key: str, message: ChatMessage, status: MessageStatus = MessageStatus.ACTIVE
-    ) -> None:
+    def _add_message(self, key: str, message: ChatMessage, status: MessageStatus = MessageStatus.ACTIVE) -> None:
         """Append ``message`` to ``key`` with ``status``."""
-        await self._db.add_message(key, **_to_record(message), status=_status(status) or "active", **self._scope())
+        self._db.sync.add_message(key, **_to_record(message), status=_status(status) or "active", **self._scope())
 
-    async def add_messages(
+    def _add_messages(
         self, key: str, messages: list[ChatMessage], status: MessageStatus = MessageStatus.ACTIVE
     ) -> None:
         """Append ``messages`` to ``key`` with ``status``, in one transaction."""
         value = _status(status) or "active"
-        await self._db.add_messages(key, [{**_to_record(m), "status": value} for m in messages], **self._scope())
+        self._db.sync.add_messages(key, [{**_to_record(m), "status": value} for m in messages], **self._scope())
 
-    async def set_messages(
+    def _set_messages(
         self, key: str, messages: list[ChatMessage], status: MessageStatus = MessageStatus.ACTIVE
     ) -> None:
         """Replace every message of ``key`` (all statuses) with ``messages``, in one transaction."""
         value = _status(status) or "active"
-        await self._db.set_messages(key, [{**_to_record(m), "status": value} for m in messages], **self._scope())
+        self._db.sync.set_messages(key, [{**_to_record(m), "status": value} for m in messages], **self._scope())
 
-    async def delete_message(self, key: str, idx: int) -> ChatMessage | None:
+    def _delete_message(self, key: str, idx: int) -> ChatMessage | None:
         """Delete and return the active message at position ``idx``; ``None`` if there is none."""
-        if not await self._avisible(key):
+        if not self._visible(key):
             return None
-        record = _pick(await self._db.list_messages(key, status="active"), idx)
+        record = _pick(self._db.sync.list_messages(key, status="active"), idx)
         if record is None:
             return None
-        return _from_record(await self._db.delete_message(key, record.id))
+        return _from_record(self._db.sync.delete_message(key, record.id))
 
-    async def delete_messages(self, key: str, status: MessageStatus | None = None) -> None:
+    def _delete_messages(self, key: str, status: MessageStatus | None = None) -> None:
         """Delete the messages of ``key`` with ``status``; ``None`` deletes the whole session."""
-        if not await self._aexists(key):
+        if not self._exists(key):
             return
         if status is None:
-            await self._db.delete_session(key)
+            self._db.sync.delete_session(key)
             return
-        await self._db.clear_session(key, status=_status(status))
+        self._db.sync.clear_session(key, status=_status(status))
 
-    async def delete_oldest_messages(self, key: str, n: int) -> list[ChatMessage]:
+    def _delete_oldest_messages(self, key: str, n: int) -> list[ChatMessage]:
         """Delete and return the ``n`` oldest active messages of ``key``."""
-        records = await self._oldest_active(key, n)
-        await self._db.delete_messages(key, [r.id for r in records])
+        records = self._oldest_active(key, n)
+        self._db.sync.delete_messages(key, [r.id for r in records])
         return [_from_record(r) for r in records]
 
-    async def archive_oldest_messages(self, key: str, n: int) -> list[ChatMessage]:
+    def _archive_oldest_messages(self, key: str, n: int) -> list[ChatMessage]:
         """Mark the ``n`` oldest active messages of ``key`` archived and return them."""
-        records = await self._oldest_active(key, n)
+        records = self._oldest_active(key, n)
         if records:
-            await self._db.update_messages(key, [r.id for r in records], status="archived")
+            self._db.sync.update_messages(key, [r.id for r in records], status="archived")
         return [_from_record(r) for r in records]
 
-    async def get_keys(self) -> list[str]:
+    def _get_keys(self) -> list[str]:
         """Session ids of this store's scope that hold at least one message."""
-        return [key for key in await self._asession_ids() if await self._db.count_messages(key)]
+        return [key for key in self._session_ids() if self._db.sync.count_messages(key)]
 
-    async def _oldest_active(self, key: str, n: int) -> list[Message]:
+    def _oldest_active(self, key: str, n: int) -> list[Message]:
         if not isinstance(n, int) or isinstance(n, bool) or n < 0:
             raise InvalidArgument(f"n must be an int >= 0, got {n!r}")
-        if n == 0 or not await self._avisible(key):
+        if n == 0 or not self._visible(key):
             return []
-        return await self._db.list_messages(key, status="active", limit=n)
+        return self._db.sync.list_messages(key, status="active", limit=n)
+
+    get_messages = in_thread(_get_messages)
+    count_messages = in_thread(_count_messages)
+    add_message = in_thread(_add_message)
+    add_messages = in_thread(_add_messages)
+    set_messages = in_thread(_set_messages)
+    delete_message = in_thread(_delete_message)
+    delete_messages = in_thread(_delete_messages)
+    delete_oldest_messages = in_thread(_delete_oldest_messages)
+    archive_oldest_messages = in_thread(_archive_oldest_messages)
+    get_keys = in_thread(_get_keys)

@@ -1,7 +1,8 @@
 """The smallest memory API: ``remember`` / ``recall`` / ``forget`` (and their ``a``-prefixed async twins).
 
 ``who`` is the kernel's ``user_id``; ``tags`` and keyword metadata are stored with the entry. The same
-entries are visible to every other adapter on the same file.
+entries are visible to every other adapter on the same file. Written once over the sync kernel;
+each ``a``-twin runs its sync method in a worker thread (``agentbase_adapters._async``).
 """
 
 from __future__ import annotations
@@ -10,9 +11,8 @@ from collections.abc import Iterable
 from os import PathLike
 from typing import Any
 
-from agentbase_kernel import AgentBase
-from agentbase_kernel.errors import InvalidArgument, NotFoundError
-from agentbase_kernel.records import AddResult, Hit
+from agentbase_adapters._async import in_thread
+from agentbase_kernel import AddResult, AgentBase, Hit, InvalidArgument, NotFoundError
 
 __all__ = ["MinimalAdapter"]
 
@@ -96,27 +96,9 @@ class MinimalAdapter:
             return 0
         return 1
 
-    async def aremember(self, text: str, *, who: str | None = None, tags: Iterable[str] = (), **metadata: Any) -> str:
-        """Async ``remember``."""
-        result: AddResult = await self.db.add_memory(text, **_to_record(who, tags, metadata))
-        return result.id
-
-    async def arecall(self, query: str, *, who: str | None = None, top_k: int = 5) -> list[Hit]:
-        """Async ``recall``."""
-        _check_top_k(top_k)
-        return _from_record(await self.db.find(query, top_k=top_k, user_id=who))
-
-    async def aforget(self, entry_id: str | None = None, *, who: str | None = None) -> int:
-        """Async ``forget``."""
-        if entry_id is None:
-            if who is None:
-                raise InvalidArgument("forget() needs entry_id=... or who=... - use db.reset() to wipe everything")
-            return int(await self.db.delete_all(user_id=who))
-        try:
-            await self.db.delete(entry_id, user_id=who)
-        except NotFoundError:
-            return 0
-        return 1
+    aremember = in_thread(remember)
+    arecall = in_thread(recall)
+    aforget = in_thread(forget)
 
     def close(self) -> None:
         """Close the database if this adapter opened it; safe to call twice."""

@@ -708,6 +708,37 @@ class Kernel:
             self.ingestor.embed_missing(store.hashes_without_vector())
         return self.verify()
 
+    # -- export / import (agentbase_kernel/portable/, docs/export-format.md) -------------------
+    def export(self, out: str | os.PathLike[str] | Any, *, user_id: str | None = None, agent_id: str | None = None,
+               project_id: str | None = None, session_id: str | None = None,
+               metadata: dict[str, Any] | None = None, vectors: bool = True, traces: bool = False,
+               progress: Callable[[int, int], None] | None = None) -> dict[str, int]:
+        """Write the file (or one scope of it) as an agentbase export: JSON Lines, streamed.
+
+        ``out`` is a path (written to ``out.partial`` and renamed when complete) or a text stream.
+        Returns how many records of each type were written; ``progress(done, total)`` counts entries.
+        """
+        from .portable import write_export
+
+        flt = EntryFilter(scope=_scope(user_id, agent_id, project_id, session_id), include_expired=True,
+                          include_invalid=True, metadata=_metadata_filter(metadata))
+        filters = {k: v for k, v in {**flt.scope.as_dict(), "metadata": flt.metadata}.items() if v is not None}
+        return write_export(self._ready(), out, flt, embedder=self.embedder, vectors=bool(vectors),
+                            traces=bool(traces), filters=filters, progress=progress)
+
+    def import_(self, source: str | os.PathLike[str] | Any, *, dry_run: bool = False,
+                progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+        """Read an agentbase export (a path, a text stream, or header + record dicts) in one transaction.
+
+        Ids and times are kept; a record already here is skipped, or updated when its ``updated_at``
+        is newer, so importing twice is safe. A bad line raises ``InvalidArgument`` naming it and
+        nothing is written. Vectors are kept when the file's embedder is this database's, else the
+        texts are embedded again. ``dry_run`` checks every line and counts records, writing nothing.
+        """
+        from .portable import import_records
+
+        return import_records(self, source, dry_run=bool(dry_run), progress=progress)
+
 
 def _require_scope(session: Session, scope: Scope) -> None:
     for name in ("user_id", "agent_id", "project_id"):
@@ -821,6 +852,8 @@ class AgentBase:
     rebuild = _async("rebuild")
     info = _async("info")
     wait_embedded = _async("wait_embedded")
+    export = _async("export")
+    import_ = _async("import_")
 
     async def close(self) -> None:
         """Close the file (after the deferred embedder, if any, has caught up). Safe to call twice."""

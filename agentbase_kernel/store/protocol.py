@@ -212,3 +212,15 @@ class Store(Protocol):
     def delete_message(self, session_id: str, message_id: str) -> Message: ...
 
     def delete_messages(self, session_id: str, status: str | None = None) -> int: ...
+
+    # -- portable export / import (agentbase_kernel/portable/, docs/export-format.md) ------------
+    def export_records(self, flt: EntryFilter, *, vectors: bool = False,
+                       traces: bool = False) -> Iterable[tuple[str, dict[str, Any]]]:
+        """Every row ``flt`` reaches as ``(kind, fields)`` in import order, paged from one snapshot."""
+
+    def import_record(self, kind: str, fields: dict[str, Any]) -> str:
+        """Write one exported row keeping ids and times: ``"inserted"``, ``"updated"`` or ``"skipped"``."""
+
+    def restore_times(self, table: str, row_id: str, *, created_at: str | None = None,
+                      updated_at: str | None = None, history: list[dict[str, Any]] | None = None) -> None:
+        """Set an entry's or session's times after ingest wrote it; ``history`` replaces its events."""

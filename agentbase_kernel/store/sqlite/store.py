@@ -20,6 +20,7 @@ from .core import mapped
 from .entities import EntitiesMixin
 from .fts import FtsMixin
 from .migrations import MIGRATIONS, SCHEMA_VERSION
+from .portable import PortableMixin
 from .sessions import SessionsMixin
 from .traces import TracesMixin
 from .vector_search import OVERFETCH_MAX, VECTOR_CACHE_BYTES, VECTOR_SHORTLIST_ABOVE, VectorsMixin
@@ -27,7 +28,7 @@ from .vector_search import OVERFETCH_MAX, VECTOR_CACHE_BYTES, VECTOR_SHORTLIST_A
 __all__ = ["SqliteStore"]
 
 
-class SqliteStore(SessionsMixin, VectorsMixin, FtsMixin, EntitiesMixin, TracesMixin):
+class SqliteStore(SessionsMixin, VectorsMixin, FtsMixin, EntitiesMixin, TracesMixin, PortableMixin):
     """All persistence for one database file.
 
     Usage::

@@ -1,0 +1,264 @@
+"""Read an agentbase export file (or records from an importer) into a kernel.
+
+The whole import is one write transaction: a bad line (named by its number) rolls everything back,
+so a file is imported completely or not at all, and running it again is safe (records whose ids are
+already there are skipped, or updated when the file's ``updated_at`` is newer).
+
+Exported rows (``entry``, ``session``, ``message`` ...) are written as they are, ids and times kept.
+Records from other products (``memory``, ``chat_message``) go through ingest like an API write
+(analysed, embedded, indexed as turns), then get their source's times and history back.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from ..errors import InvalidArgument, MessageNotFound
+from .format import SOURCE_KINDS, check_header, decode_line, decode_record
+
+if TYPE_CHECKING:
+    from ..kernel import Kernel
+
+__all__ = ["import_records", "read_records"]
+
+BATCH = 256
+_MEMORY_KEYS = ("user_id", "agent_id", "project_id", "session_id", "category", "tags", "metadata", "role", "actor",
+                "context_type", "confidence", "created_at", "valid_from", "expires_at")
+
+def _lines(source: Any, progress: Callable[[int, int], None] | None) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(where, object)`` for each record of a path, a text stream or an iterable of dicts."""
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if not path.is_file():
+            raise InvalidArgument(f"{path} is not a file")
+        total = path.stat().st_size
+        with open(path, "rb") as fh:
+            yield from _stream(io.TextIOWrapper(fh, encoding="utf-8", newline=""), progress, total, fh)
+        return
+    if hasattr(source, "read"):
+        yield from _stream(source, progress, 0, None)
+        return
+    if isinstance(source, (bytes, dict)) or not isinstance(source, Iterable):
+        raise InvalidArgument(f"source must be a path, a text stream or an iterable of dicts, got {type(source).__name__}")
+    for n, obj in enumerate(source, 1):
+        if not isinstance(obj, dict):
+            raise InvalidArgument(f"record {n}: expected a dict, got {type(obj).__name__}")
+        yield f"record {n}", obj
+
+
+def _stream(text: IO[str], progress: Callable[[int, int], None] | None, total: int,
+            raw: Any) -> Iterator[tuple[str, dict[str, Any]]]:
+    lineno = 0
+    while True:
+        try:
+            line = text.readline()
+        except UnicodeDecodeError as exc:
+            raise InvalidArgument(f"line {lineno + 1}: not valid UTF-8 ({exc.reason})") from None
+        if not line:
+            return
+        lineno += 1
+        if line.strip():
+            yield f"line {lineno}", decode_line(line, lineno)
+        if progress is not None and raw is not None and lineno % 200 == 0:
+            progress(raw.tell(), total)
+
+
+def read_records(source: Any, progress: Callable[[int, int], None] | None = None
+                 ) -> tuple[dict[str, Any], Iterator[tuple[str, str, dict[str, Any]]]]:
+    """The header and an iterator of ``(where, kind, fields)``; every record is checked on the way."""
+    items = _lines(source, progress)
+    first = next(items, None)
+    if first is None:
+        raise InvalidArgument("The file is empty - an agentbase export starts with its header line")
+    head = check_header(first[1], first[0])
+    dim = head["embedder"]["dim"] if head.get("embedder") else None
+
+    def records() -> Iterator[tuple[str, str, dict[str, Any]]]:
+        for where, obj in items:
+            kind, fields = decode_record(obj, where, dim)
+            yield where, kind, fields
+
+    return head, records()
+
+
+class _Importer:
+    """One import run: the counters, the vector decision and the batches of source records."""
+
+    def __init__(self, kernel: Kernel, head: dict[str, Any]) -> None:
+        self.kernel = kernel
+        self.store = kernel._ready()
+        self.counts: dict[str, dict[str, int]] = {}
+        self.keep_vectors = self._vectors_usable(head.get("embedder"))
+        self.vectors_dropped = 0
+        self.memories: list[tuple[str, dict[str, Any]]] = []
+        self.messages: list[tuple[str, dict[str, Any]]] = []
+        self.session_times: dict[str, str] = {}
+
+    def _vectors_usable(self, emb: dict[str, Any] | None) -> bool:
+        """Keep the file's vectors when they come from the embedder this database uses."""
+        if emb is None:
+            return False
+        mine = self.kernel.embedder
+        if mine is not None:
+            return (str(mine.name), int(mine.dim)) == (emb["name"], emb["dim"])
+        meta = getattr(self.store, "meta", None)
+        recorded = meta() if callable(meta) else {}
+        if recorded.get("embedding_model"):
+            return (recorded["embedding_model"], int(recorded["embedding_dim"])) == (emb["name"], emb["dim"])
+        self.store.check_embedder(emb["name"], emb["dim"])  # this file's vectors define the database's model
+        return True
+
+    def count(self, kind: str, outcome: str, n: int = 1) -> None:
+        bucket = self.counts.setdefault(kind, {"inserted": 0, "updated": 0, "skipped": 0})
+        bucket[outcome] += n
+
+    def add(self, where: str, kind: str, fields: dict[str, Any]) -> None:
+        if kind != "chat_message" and self.messages:
+            self.flush_messages()
+        if kind != "memory" and self.memories:
+            self.flush_memories()
+        if kind == "memory":
+            self.memories.append((where, fields))
+            if len(self.memories) >= BATCH:
+                self.flush_memories()
+            return
+        if kind == "chat_message":
+            if self.messages and self.messages[0][1]["session_id"] != fields["session_id"]:
+                self.flush_messages()
+            self.messages.append((where, fields))
+            if len(self.messages) >= BATCH:
+                self.flush_messages()
+            return
+        if kind == "vector" and not self.keep_vectors:
+            self.vectors_dropped += 1
+            return
+        try:
+            outcome = self.store.import_record(kind, fields)
+        except InvalidArgument as exc:
+            raise InvalidArgument(f"{where}: {exc}") from exc
+        if kind == "session" and outcome != "skipped":
+            self.session_times[fields["id"]] = fields["updated_at"]
+        self.count(kind, outcome)
+
+    def flush_memories(self) -> None:
+        batch, self.memories = self.memories, []
+        ids = [f["id"] for _, f in batch if f.get("id")]
+        existing = self.store.get_entries(ids) if ids else {}
+        new: list[tuple[str, dict[str, Any]]] = []
+        for where, fields in batch:
+            old = existing.get(fields.get("id") or "")
+            if old is None:
+                new.append((where, fields))
+                continue
+            incoming = fields.get("updated_at") or fields.get("created_at")
+            if incoming is None or _later_or_equal(old.updated_at, incoming):
+                self.count("memory", "skipped")
+                continue
+            with self._at(where):
+                self.kernel.update(old.id, text=fields["text"], metadata=fields.get("metadata") or {})
+                self.store.restore_times("entries", old.id, updated_at=incoming, history=fields.get("history"))
+            self.count("memory", "updated")
+        if not new:
+            return
+        items = []
+        for _, fields in new:
+            item = {k: fields[k] for k in _MEMORY_KEYS if fields.get(k) is not None}
+            items.append({"text": fields["text"], "entry_id": fields.get("id"), **item})
+        with self._at(new[0][0] if len(new) == 1 else f"{new[0][0]}..{new[-1][0]}"):
+            results = self.kernel.add_memories(items)
+        for (where, fields), result in zip(new, results):
+            if result.event == "NOOP":
+                self.count("memory", "skipped")
+                continue
+            with self._at(where):
+                self.store.restore_times("entries", result.entry.id, created_at=fields.get("created_at"),
+                                         updated_at=fields.get("updated_at") or fields.get("created_at"),
+                                         history=fields.get("history"))
+            self.count("memory", "inserted")
+
+    def flush_messages(self) -> None:
+        batch, self.messages = self.messages, []
+        sid = batch[0][1]["session_id"]
+        fresh = []
+        for where, fields in batch:
+            if fields.get("id") and self._has_message(sid, fields["id"]):
+                self.count("chat_message", "skipped")
+                continue
+            fresh.append({"role": fields["role"], "content": fields["content"], "name": fields.get("name"),
+                          "metadata": fields.get("metadata") or {}, "created_at": fields.get("created_at"),
+                          "message_id": fields.get("id"), "payload": fields.get("payload"),
+                          "status": fields.get("status") or "active"})
+        if not fresh:
+            return
+        with self._at(f"{batch[0][0]}..{batch[-1][0]}"):
+            self.kernel.add_messages(sid, fresh)
+        self.count("chat_message", "inserted", len(fresh))
+        if sid in self.session_times:
+            self.store.restore_times("sessions", sid, updated_at=self.session_times[sid])
+
+    def _has_message(self, sid: str, mid: str) -> bool:
+        try:
+            self.store.get_message(sid, mid)
+            return True
+        except MessageNotFound:
+            return False
+
+    class _at:
+        """Prefix an ``InvalidArgument`` raised while writing with the record's place in the file."""
+
+        def __init__(self, where: str) -> None:
+            self.where = where
+
+        def __enter__(self) -> None:
+            return None
+
+        def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
+            if isinstance(exc, InvalidArgument) and not str(exc).startswith(("line ", "record ")):
+                raise InvalidArgument(f"{self.where}: {exc}") from exc
+
+    def finish(self) -> None:
+        if self.memories:
+            self.flush_memories()
+        if self.messages:
+            self.flush_messages()
+
+
+def _later_or_equal(stored: Any, incoming: str) -> bool:
+    from ..store import iso, parse_iso
+
+    try:
+        return (iso(stored) or "") >= (iso(parse_iso(incoming)) or "")
+    except ValueError:
+        raise InvalidArgument(f"updated_at is not an ISO 8601 time: {incoming!r:.80}") from None
+
+
+def import_records(kernel: Kernel, source: Any, *, dry_run: bool = False,
+                   progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Import ``source`` (a path, a text stream, or header + record dicts) into ``kernel``.
+
+    Returns ``{"records": n, "by_type": {type: {"inserted", "updated", "skipped"}}, "vectors_dropped",
+    "reembedded", "dry_run"}``; with ``dry_run`` every record is read and checked, nothing written,
+    and ``by_type`` holds counts of what the file contains.
+    """
+    head, records = read_records(source, progress)
+    if dry_run:
+        seen: dict[str, int] = {}
+        for _, kind, _ in records:
+            seen[kind] = seen.get(kind, 0) + 1
+        return {"records": sum(seen.values()), "by_type": seen, "header": head, "dry_run": True}
+    run: _Importer | None = None
+    n = 0
+    with kernel.transaction():
+        run = _Importer(kernel, head)
+        for where, kind, fields in records:
+            run.add(where, kind, fields)
+            n += 1
+        run.finish()
+        # texts that came without a usable vector get one from this database's embedder
+        reembedded = kernel.ingestor.embed_missing(run.store.hashes_without_vector())
+    return {"records": n, "by_type": run.counts, "vectors_dropped": run.vectors_dropped,
+            "reembedded": reembedded, "header": head, "dry_run": False}
