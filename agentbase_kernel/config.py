@@ -96,7 +96,7 @@ class RetrievalConfig:
     # topic (centred cosine >= latest_same_topic) ranks just above the earlier one
     latest_first: bool = True
     latest_relevance: float = 0.7
-    latest_same_topic: float = 0.0
+    latest_same_topic: float = 0.1
     latest_pool: int = 30
     decompose: bool = False
     co_retrieval: bool = True

@@ -59,6 +59,9 @@ def latest_first(cands: Sequence[_Ranked], vectors: dict[str, np.ndarray], *, re
     for c in taking_part:
         v = vectors[c.entry.content_hash] - mean
         centred[id(c)] = v / (float(np.linalg.norm(v)) or 1.0)
+    # an earlier statement lifts a later one by its own relevance, not by a lift it got itself: else
+    # one loosely related turn would start a chain that ends at the newest turn of all
+    relevant = {id(c): c.fused * c.boost for c in taking_part}
     pairs: list[tuple[str, str]] = []
     for i, later in enumerate(taking_part):
         for earlier in taking_part[:i]:
@@ -66,7 +69,8 @@ def latest_first(cands: Sequence[_Ranked], vectors: dict[str, np.ndarray], *, re
                 continue
             if float(centred[id(earlier)] @ centred[id(later)]) < same_topic:
                 continue
-            above = earlier.fused * earlier.boost * 1.001
+            # two later statements lifted over the same earlier one keep their order in time
+            above = relevant[id(earlier)] * 1.001 * (1 + 1e-6 * i)
             if later.fused * later.boost < above and later.fused > 0:
                 later.boost = above / later.fused
                 pairs.append((later.entry.id, earlier.entry.id))

@@ -57,7 +57,8 @@ def co_retrieve(scored, p):
             for dt in range(-win, win + 1):
                 if dt:
                     nd = f"D{sp[0]}:{sp[1] + dt}"
-                    best[nd] = max(best.get(nd, 0.0), s * w)
+                    ww = p.get("next_w", w) if dt == 1 else w
+                    best[nd] = max(best.get(nd, 0.0), s * ww)
     items = []
     have = set()
     for s, c in scored:

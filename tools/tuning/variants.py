@@ -21,7 +21,7 @@ from sim import evaluate, line  # noqa: E402
 from agentbase_kernel.text.intent import asks_about_self, asks_current  # noqa: E402
 
 
-def hook(self_boost=1.0, latest=False, relevance=0.7, same_topic=0.0, pool=30, centred=True, facts=False):
+def hook(self_boost=1.0, latest=False, relevance=0.7, same_topic=0.0, pool=30, centred=True, facts=False, chain=True):
     def run(row, scored, p):
         q = row["q"]["question"]
         if self_boost != 1.0 and asks_about_self(q):
@@ -40,13 +40,15 @@ def hook(self_boost=1.0, latest=False, relevance=0.7, same_topic=0.0, pool=30, c
             v = x[1]["vec"] - mean
             cv[id(x)] = v / (np.linalg.norm(v) or 1)
         part.sort(key=lambda x: x[1]["created"])
+        original = {id(x): x[0] for x in part}
         for i, b in enumerate(part):
             for a in part[:i]:
                 if a[1]["created"] >= b[1]["created"] or a[1]["actor"] != b[1]["actor"]:
                     continue
                 if float(cv[id(a)] @ cv[id(b)]) < same_topic:
                     continue
-                b[0] = max(b[0], a[0] * 1.001)
+                anchor = a[0] if chain else original[id(a)] * (1 + 1e-6 * i)
+                b[0] = max(b[0], anchor * 1.001)
         scored.sort(key=lambda x: (-x[0], x[1]["rid"]))
         return scored
     return run
