@@ -115,3 +115,29 @@ def test_asks_current(question, now):
 ])
 def test_asks_about_self(question, own):
     assert asks_about_self(question) is own
+
+
+def test_unseen_query_words_shift_weight_to_the_cosine(kernel):
+    """Words the memories never use cannot be weighed by BM25: the cosine's share grows, and the trace says so."""
+    kernel.add_messages("s", [{"role": "user", "content": "We moved to Denver and the apartment is lovely"}],
+                        user_id="u")
+    seen = kernel.find("apartment in Denver", user_id="u")
+    unseen = kernel.find("which city is home", user_id="u")
+    weight = {name: next(s for s in r.trace.steps if s.name == "fuse_scores").params["vector_weight"]
+              for name, r in (("seen", seen), ("unseen", unseen))}
+    cfg = kernel.config.retrieval
+    assert weight["seen"] == cfg.score_vector_weight
+    assert weight["unseen"] == cfg.score_vector_max
+    fts = next(s for s in unseen.trace.steps if s.name == "recall_fts")
+    assert set(fts.params["unseen_terms"]) == {"city", "home"}
+
+
+def test_a_first_person_question_ranks_the_users_turns_up(kernel):
+    kernel.add_messages("s", [
+        {"role": "user", "content": "my knee hurts after running"},
+        {"role": "assistant", "content": "knee pain after running often means too much mileage"},
+    ], user_id="u")
+    mine = kernel.find("what did I say about my knee", user_id="u")
+    assert mine.hits[0].entry.role == "user" and "self_boost" in mine.hits[0].matched_by
+    yours = kernel.find("what did you say about the knee", user_id="u")
+    assert "self_boost" not in [s.name for s in yours.trace.steps]
