@@ -58,7 +58,8 @@ def load(name: str) -> list[dict[str, Any]]:
     return json.loads(SETS[name].read_text())
 
 
-def ingest(kernel: Any, data: list[dict[str, Any]]) -> int:
+def ingest(kernel: Any, data: list[dict[str, Any]], raw: bool = False) -> int:
+    """``raw``: the turn's own words only, as baseline_check.py gives the plain baselines."""
     n_turns = 0
     for conv in data:
         sample = conv["sample_id"]
@@ -72,7 +73,7 @@ def ingest(kernel: Any, data: list[dict[str, Any]]) -> int:
                 if not said.strip():
                     continue
                 speaker = str(t.get("speaker") or "")
-                memory = f"({date}) {speaker}: {said}" if date else f"{speaker}: {said}"
+                memory = said if raw else f"({date}) {speaker}: {said}" if date else f"{speaker}: {said}"
                 msgs.append({"role": "user" if first is None or speaker == first else "assistant", "content": memory,
                              "name": speaker, "created_at": when, "metadata": {"dia_id": str(t["dia_id"])}})
             kernel.create_session(sid, user_id=sample, metadata={"date": date})
@@ -165,9 +166,9 @@ def main(argv: list[str]) -> None:
     cmd, name, db = argv[:3]
     data = load(name)
     with Kernel(db) as kernel:
-        if cmd == "ingest":
+        if cmd in ("ingest", "ingest-raw"):
             t0 = time.perf_counter()
-            n = ingest(kernel, data)
+            n = ingest(kernel, data, raw=cmd == "ingest-raw")
             print(f"{name}: {n} turns in {time.perf_counter() - t0:.0f} s")
             return
         changes = dict(a.split("=", 1) for a in argv[3:])
