@@ -41,6 +41,7 @@ from .records import (
     Trace,
     TraceStep,
 )
+from .text.embedders import Embedder, OpenAICompatibleEmbedder, get_embedder
 
 __version__ = "0.1.0"
 
@@ -53,6 +54,7 @@ __all__ = [
     "ContextType",
     "DatabaseLocked",
     "DuplicateEntry",
+    "Embedder",
     "EmbeddingMismatch",
     "Entry",
     "EntryNotFound",
@@ -66,6 +68,7 @@ __all__ = [
     "MessageNotFound",
     "MissingDependency",
     "NotFoundError",
+    "OpenAICompatibleEmbedder",
     "Provenance",
     "SchemaTooNew",
     "Scope",
@@ -76,4 +79,5 @@ __all__ = [
     "StorageError",
     "Trace",
     "TraceStep",
+    "get_embedder",
 ]

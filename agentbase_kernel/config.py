@@ -30,7 +30,7 @@ class StorageConfig:
     # first); 0 searches the file every time
     vector_cache_bytes: int = 2 << 30
     # a scope with more vectors is searched through a 1-bit shortlist (6% of it), then exactly:
-    # at 100k the vector leg 12.8 -> 6.6 ms, 0.998 of the exact top 10 kept; 0 is always exact
+    # about twice as fast, nearly the same top 10; 0 is always exact
     vector_shortlist_above: int = 50_000
     # cache per-term FTS counts and rankings until the data changes
     fts_cache: bool = True
@@ -51,11 +51,11 @@ class IngestConfig:
 @dataclass(frozen=True)
 class RetrievalConfig:
     """Retrieval weights and switches. Defaults were chosen on the LoCoMo dev set
-    (``benchmarks/locomo.py``); steps that did not help there are off by default, with their
-    measured effect noted in ``docs/retrieval.md``."""
+    (``benchmarks/locomo.py``); steps that did not help there are off by default. The figures
+    behind each default: docs/retrieval.md, "Where each default comes from"."""
 
-    # "score": a convex mix of max-normalised BM25 and cosine over both legs' candidates (LoCoMo
-    # dev hit@10 0.862 vs 0.813 for "rrf" with the same legs); "rrf": reciprocal rank fusion
+    # "score": a convex mix of max-normalised BM25 and cosine over both legs' candidates, which
+    # keeps how far ahead the leader is; "rrf": reciprocal rank fusion
     fusion: str = "score"
     fusion_pool: int = 60
     score_vector_weight: float = 0.5
@@ -64,12 +64,10 @@ class RetrievalConfig:
     unseen_vector_shift: float = 1.0
     score_vector_max: float = 0.8
     # the cosine of a turn read together with the turns around it in its session (their vectors'
-    # sum: no extra model call) weighs this much against the turn's own cosine (0 -> 0.847 hit@10
-    # on LoCoMo with 0.75; 0.5 holds LoCoMo and finds more on the assistant set, docs/retrieval.md)
+    # sum: no extra model call) weighs this much against the turn's own cosine
     context_vector_weight: float = 0.5
     rrf_k: float = 60.0
-    # MiniLM alone finds far less than BM25 on LoCoMo (hit@10 0.47 vs 0.75 inside the pipeline);
-    # the design's 0.4 / 0.6 gave 0.647, 0.9 / 0.1 0.766, 0.85 / 0.15 0.775, 0.8 / 0.2 0.772
+    # the RRF legs' weights: MiniLM alone finds far less than BM25 on conversations
     fts_weight: float = 0.85
     vector_weight: float = 0.15
     overfetch: float = 3.0
@@ -82,8 +80,7 @@ class RetrievalConfig:
     # boosting every turn that merely mentions a query name cost 1 point; the speaker match helps
     ner_mentions: bool = False
     ner_speaker: float = 1.5
-    # keyword intents cost 2.2 points of hit@10 on LoCoMo (multi-session spreading and the
-    # preference boosts reorder good single-hop results); a date window in the query still applies
+    # keyword intents reorder good single-hop results; a date window in the query still applies
     intents: bool = False
     date_window: bool = True
     # a turn said inside the question's date window ("what did X do on 23 January") ranks up too
@@ -104,7 +101,7 @@ class RetrievalConfig:
     co_retrieval_window: int = 2
     co_retrieval_weight: float = 0.6
     rerank: bool = False
-    # facts extracted from a turn rank a little below turns: hit@1 0.33 -> 0.40, hit@10 unchanged
+    # facts extracted from a turn rank a little below the turn itself
     derived_weight: float = 0.8
     freshness_half_life_days: float = 7.0
     update_half_life_days: float = 30.0

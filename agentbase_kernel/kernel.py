@@ -24,7 +24,6 @@ from .records import AddResult, ContextType, Entry, FindResult, HistoryEvent, Me
 from .retrieve.pipeline import MAX_TOP_K, Decomposer, Reranker, Retriever
 from .store import EntryFilter, Store, open_store
 from .store.filters import parse_metadata_filter
-from .text import tokenize
 
 __all__ = ["AgentBase", "Kernel"]
 
@@ -312,41 +311,29 @@ class Kernel:
                metadata: dict[str, Any] | None = None, tags: Sequence[str] | None = None,
                category: str | None = None, expires_at: Any = _UNSET, confidence: float | None = None,
                actor: str | None = None) -> Entry:
-        """Change an entry in place; a text change re-derives tiers, tags, dates and the vector."""
+        """Change an entry in place; a new text goes through ingest (``Ingestor.update``) as on insert."""
         scope = _scope(user_id, agent_id, project_id, session_id)
         store = self._ready()
         entry_id = self._entry_id(entry_id)
         changes: dict[str, Any] = {}
+        if text is not None:
+            text = validate_text(text)
+        if metadata is not None:
+            changes["metadata"] = _metadata(metadata)
+        new_tags = _tags(tags) if tags is not None else None
+        if category is not None:
+            if not isinstance(category, str):
+                raise InvalidArgument(f"category must be a str, got {type(category).__name__}")
+            changes["category"] = category
+        if expires_at is not _UNSET:
+            changes["expires_at"] = _when(expires_at, "expires_at")
+        if confidence is not None:
+            if not isinstance(confidence, (int, float)) or isinstance(confidence, bool) or not 0 <= confidence <= 1:
+                raise InvalidArgument(f"confidence must be a number in [0, 1], got {confidence!r}")
+            changes["confidence"] = float(confidence)
         with store.transaction():
             current = store.get_entry(entry_id, scope)
-            if text is not None:
-                text = validate_text(text)
-                analysis = self.ingestor.analyse_many([text], [current.role], [current.created_at], facts=[False])[0]
-                self.ingestor.embed_missing([(analysis.hash, text)])
-                user_tags = [t for t in current.tags if not t.startswith("ner_")]
-                changes.update(
-                    l2_full=text, l0_abstract=analysis.l0, l1_overview=analysis.l1, content_hash=analysis.hash,
-                    search_text=analysis.search_text,
-                    tags=list(dict.fromkeys([*user_tags, *analysis.ner_tags])),
-                    event_dates=[d.iso() for d in analysis.dates],
-                    flags=sorted(set(analysis.flags)))
-                changes["date_min"], changes["date_max"] = analysis.date_range
-            if metadata is not None:
-                changes["metadata"] = _metadata(metadata)
-            if tags is not None:
-                ner_tags = [t for t in changes.get("tags", current.tags) if t.startswith("ner_")]
-                changes["tags"] = list(dict.fromkeys([*_tags(tags), *ner_tags]))
-            if category is not None:
-                if not isinstance(category, str):
-                    raise InvalidArgument(f"category must be a str, got {type(category).__name__}")
-                changes["category"] = category
-            if expires_at is not _UNSET:
-                changes["expires_at"] = _when(expires_at, "expires_at")
-            if confidence is not None:
-                if not isinstance(confidence, (int, float)) or isinstance(confidence, bool) or not 0 <= confidence <= 1:
-                    raise InvalidArgument(f"confidence must be a number in [0, 1], got {confidence!r}")
-                changes["confidence"] = float(confidence)
-            return store.update_entry(entry_id, scope, changes, actor=actor)
+            return self.ingestor.update(current, scope, changes, text=text, tags=new_tags, actor=actor)
 
     def delete(self, entry_id: str, *, user_id: str | None = None, agent_id: str | None = None,
                project_id: str | None = None, session_id: str | None = None, actor: str | None = None) -> Entry:
@@ -570,15 +557,8 @@ class Kernel:
             for i, item in enumerate(items):
                 pos = None if position is None else position + i
                 stored.append(store.insert_message(sid, item, pos))
-            to_ingest = [(m, item) for m, item in zip(stored, items) if item["ingest"] and _is_turn(m)]
-            if to_ingest:
-                before, after = _turn_context(store, sid, stored, appended=position is None)
-                mem_items = [{
-                    "text": m.content, **session.scope.as_dict(), "session_id": sid, "role": _role(m.role),
-                    "actor": m.name, "speaker": m.name, "metadata": dict(m.metadata), "created_at": m.created_at,
-                    "infer": True, "context": before.get(m.id), "context_after": after.get(m.id),
-                    "category": "turn"} for m, _ in to_ingest]
-                self.ingestor.add_many(mem_items, message_ids=[m.id for m, _ in to_ingest], progress=progress)
+            turns = [m for m, item in zip(stored, items) if item["ingest"]]
+            self.ingestor.add_turns(session, stored, turns, appended=position is None, progress=progress)
             ids = [m.id for m in stored]
         return [store.get_message(sid, mid) for mid in ids]
 
@@ -647,25 +627,7 @@ class Kernel:
     def commit_session(self, session_id: str) -> Entry:
         """Write the rule-based session summary and link every entry the session produced."""
         session = self.get_session(session_id)
-        store = self._ready()
-        messages = store.list_messages(session_id)
-        turns = [(m.role, m.content) for m in messages if m.content.strip()]
-        if not turns:
-            raise InvalidArgument(f"Session {session_id!r} has no messages to summarise")
-        summary = self.ingestor.summarize(turns)
-        with store.transaction():
-            last = messages[-1].created_at
-            result = self.ingestor.add_many([{
-                "text": summary, **session.scope.as_dict(), "session_id": session_id, "role": "system",
-                "category": "session_summary", "created_at": last, "metadata": {"turns": len(turns)},
-                "context_type": "memory"}])[0]
-            store.link_session(session_id, result.entry.id, "summary")
-            for m in messages:
-                if m.entry_id:
-                    store.link_session(session_id, m.entry_id, "turn")
-                    store.link_source(result.entry.id, m.id)
-            store.update_session(session_id, committed=True, summary_entry_id=result.entry.id)
-        return store.get_entry(result.entry.id)
+        return self.ingestor.commit_session(session, self._ready().list_messages(session_id))
 
     def transaction(self) -> Any:
         """Group several kernel writes into one atomic transaction (nested calls are savepoints).
@@ -745,48 +707,6 @@ def _require_scope(session: Session, scope: Scope) -> None:
         wanted = getattr(scope, name)
         if wanted is not None and getattr(session.scope, name) != wanted:
             raise ScopeError(f"Session {session.id!r} belongs to another {name} - use a different session id")
-
-
-def _turn_context(store: Any, session_id: str, stored: list[Message],
-                  appended: bool) -> tuple[dict[str, str], dict[str, str]]:
-    """The turns around each new message, as ``"name: text"``: ``(before, after)`` by message id.
-
-    A reply often names its topic only in the turn it answers ("What does it mean?" - "It stands
-    for freedom"), and a question is answered in the next turn: each turn is indexed with its
-    neighbours (LoCoMo dev hit@10 0.80 -> 0.86, docs/retrieval.md). Stored text and vectors stay
-    the turn's own. When the new messages are appended, the turn they follow gets the first
-    of them as its "after" context too.
-    """
-    before: dict[str, str] = {}
-    after: dict[str, str] = {}
-    if not stored:
-        return before, after
-    earlier = store.list_messages(session_id, after=stored[0].id, order="desc", limit=1)
-    previous = earlier[0] if earlier else None
-    for message in stored:
-        if previous is not None and _is_turn(previous) and _is_turn(message):
-            before[message.id] = _label(previous)
-            after[previous.id] = _label(message)
-        previous = message
-    if appended and earlier and earlier[0].id in after and earlier[0].entry_id:
-        store.append_search_context(earlier[0].entry_id, "\n" + tokenize.fts_text(after.pop(earlier[0].id)))
-    return before, after
-
-
-def _is_turn(message: Message) -> bool:
-    return message.role != "system" and bool(message.content.strip())
-
-
-def _label(message: Message) -> str:
-    text = message.content[:_CONTEXT_CHARS]
-    return f"{message.name}: {text}" if message.name else text
-
-
-_CONTEXT_CHARS = 2000
-
-
-def _role(role: str) -> str:
-    return {"human": "user", "ai": "assistant"}.get(role, role)
 
 
 def _async(name: str) -> Callable[..., Any]:

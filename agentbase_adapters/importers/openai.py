@@ -58,11 +58,19 @@ def _ordered(items: list[dict[str, Any]], order: str | None) -> list[dict[str, A
     return items
 
 
-def _conversation(sid: str, meta: dict[str, Any], created: Any, items: list[dict[str, Any]],
+def _conversation(sid: str, doc: dict[str, Any], items: list[dict[str, Any]],
                   user_id: str | None) -> Iterator[dict[str, Any]]:
+    """A session kept as the OpenAI adapter keeps one: its public metadata (and tool resources)
+    under ``metadata["openai"]``, its scope from ``--user-id`` or the metadata's ``user_id`` / ``agent_id``."""
+    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    state: dict[str, Any] = {"metadata": meta}
+    if doc.get("tool_resources"):
+        state["tool_resources"] = doc["tool_resources"]
+    created = doc.get("created_at")
     messages = [i for i in items if i.get("type", "message") == "message" and "role" in i]
     times = [iso_time(m.get("created_at")) for m in messages]
-    yield session(sid, user_id=user_id, metadata=meta, times=[iso_time(created), *times])
+    yield session(sid, user_id=user_id or meta.get("user_id"), agent_id=meta.get("agent_id"),
+                  metadata={"openai": state}, times=[iso_time(created), *times])
     for item, at in zip(messages, times):
         extra = {k: item[k] for k in _KEEP if item.get(k) not in (None, [], "")}
         if isinstance(item.get("metadata"), dict) and item["metadata"]:
@@ -85,8 +93,7 @@ def _walk(doc: Any, user_id: str | None) -> Iterator[dict[str, Any]]:
             raise InvalidArgument(f"{kind} {doc.get('id')!r} has no {'messages' if kind == 'thread' else 'items'} - "
                                   "inline the list the API returned for it")
         items, order = _page(raw)
-        yield from _conversation(str(doc["id"]), doc.get("metadata") or {}, doc.get("created_at"),
-                                 _ordered(items, order), user_id)
+        yield from _conversation(str(doc["id"]), doc, _ordered(items, order), user_id)
         return
     if kind == "list" or "data" in doc:
         items, order = _page(doc)
@@ -98,7 +105,7 @@ def _walk(doc: Any, user_id: str | None) -> Iterator[dict[str, Any]]:
                                       '{"object": "conversation", "id": ..., "items": <page>}')
             by_thread.setdefault(str(tid), []).append(item)
         for tid, part in by_thread.items():
-            yield from _conversation(tid, {}, None, _ordered(part, order), user_id)
+            yield from _conversation(tid, {}, _ordered(part, order), user_id)
         return
     raise InvalidArgument(f"Unrecognised OpenAI object {kind!r} - expected a thread, a conversation or a list page")
 

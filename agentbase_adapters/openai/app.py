@@ -34,8 +34,8 @@ from typing import Any
 from agentbase_adapters._require import require
 from agentbase_adapters.openai._wire import check_limit
 from agentbase_adapters.openai.adapter import AsyncOpenAIAssistantAdapter, Responder
-from agentbase_kernel import AgentBase
-from agentbase_kernel.errors import (
+from agentbase_kernel import (
+    AgentBase,
     AgentBaseError,
     InvalidArgument,
     MessageNotFound,

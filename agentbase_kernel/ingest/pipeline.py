@@ -20,10 +20,11 @@ import numpy as np
 
 from ..config import IngestConfig
 from ..errors import InvalidArgument
-from ..records import AddResult, Entry, Scope
+from ..records import AddResult, Entry, Message, Scope, Session
 from ..store.base import EntryFilter, utcnow
-from ..store.protocol import Store
+from ..store.protocol import EntryRow, Store
 from ..text import tokenize
+from .turns import is_turn, turn_context, turn_items
 
 __all__ = ["Analysis", "Ingestor", "content_hash", "validate_text"]
 
@@ -311,7 +312,8 @@ class Ingestor:
             self._queue([r.entry.id for r in results])
         return results
 
-    def _row(self, item: dict[str, Any], analysis: Analysis) -> dict[str, Any]:
+    def build_row(self, item: dict[str, Any], analysis: Analysis) -> EntryRow:
+        """The stored row of an item and its analysis: the one place text becomes a row."""
         tags = list(dict.fromkeys([*(item.get("tags") or ()), *analysis.ner_tags]))
         date_min, date_max = analysis.date_range
         created = item.get("created_at")
@@ -322,8 +324,7 @@ class Ingestor:
             "id": item.get("entry_id"), "l2_full": analysis.text, "l0_abstract": analysis.l0,
             "l1_overview": analysis.l1, "content_hash": analysis.hash,
             # entity tags stay in ``tags`` (for the NER boost): repeating them in the FTS text
-            # doubled names' weight and cost 6 points of LoCoMo hit@10
-            # who said it is searchable ("What did Caroline say ..."): +2 points of LoCoMo hit@10
+            # doubled names' weight; who said it is searchable (docs/retrieval.md)
             "search_text": _search_text(item, analysis), "search_context": _search_context(item),
             "context_type": _enum_value(item.get("context_type", "memory")), "category": item.get("category"),
             "tags": tags, "user_id": item.get("user_id"), "agent_id": item.get("agent_id"),
@@ -337,7 +338,7 @@ class Ingestor:
         }
 
     def _store_one(self, item: dict[str, Any], analysis: Analysis) -> AddResult:
-        entry, inserted = self.store.insert_entry(self._row(item, analysis))
+        entry, inserted = self.store.insert_entry(self.build_row(item, analysis))
         if not inserted:
             self.store.reinforce(entry.id, _reinforced(entry.confidence))
             return AddResult(entry=self.store.get_entry(entry.id), event="NOOP")
@@ -401,7 +402,64 @@ class Ingestor:
                 return cand
         return None
 
+    # -- in-place updates ---------------------------------------------------------------------------
+    def update(self, entry: Entry, scope: Scope, changes: dict[str, Any], *, text: str | None = None,
+               tags: list[str] | None = None, actor: str | None = None) -> Entry:
+        """Change an entry in place. A new text is analysed and turned into a row as on insert
+        (``build_row``: tiers, speaker prefix, dates with the created-date fallback, NER tags,
+        flags) and embedded, and its entities replace the old ones. The FTS context column (its
+        neighbouring turns) is kept: the neighbours did not change. ``tags`` replaces the user's
+        tags; entity tags stay derived from the text."""
+        changes = dict(changes)
+        user_tags = tags if tags is not None else [t for t in entry.tags if not t.startswith("ner_")]
+        analysis = None
+        if text is not None:
+            analysis = self.analyse_many([text], [entry.role], [entry.created_at], facts=[False])[0]
+            self.embed_missing([(analysis.hash, text)])
+            item = {"text": text, "tags": user_tags, "role": entry.role, "created_at": entry.created_at,
+                    "speaker": entry.actor if entry.category == "turn" else None}
+            row = self.build_row(item, analysis)
+            changes.update({key: row[key] for key in _TEXT_FIELDS})  # type: ignore[literal-required]
+        elif tags is not None:
+            changes["tags"] = list(dict.fromkeys([*user_tags, *(t for t in entry.tags if t.startswith("ner_"))]))
+        with self.store.transaction():
+            updated = self.store.update_entry(entry.id, scope, changes, actor=actor)
+            if analysis is not None:
+                self.store.add_entities(entry.id, [(e.norm, e.label, e.text) for e in analysis.entities],
+                                        entry.created_at or utcnow(), replace=True)
+        return updated
+
     # -- sessions ------------------------------------------------------------------------------
+    def add_turns(self, session: Session, stored: list[Message], turns: list[Message], *, appended: bool,
+                  progress: Callable[[int, int], None] | None = None) -> None:
+        """Ingest newly stored session messages (``turns``, a subset of ``stored``) as memories,
+        each indexed with its neighbouring turns (``ingest/turns.py``)."""
+        turns = [m for m in turns if is_turn(m)]
+        if not turns:
+            return
+        before, after = turn_context(self.store, session.id, stored, appended=appended)
+        self.add_many(turn_items(session, turns, before, after), message_ids=[m.id for m in turns],
+                      progress=progress)
+
+    def commit_session(self, session: Session, messages: list[Message]) -> Entry:
+        """Store the session's summary and link it and every turn entry to the session."""
+        turns = [(m.role, m.content) for m in messages if m.content.strip()]
+        if not turns:
+            raise InvalidArgument(f"Session {session.id!r} has no messages to summarise")
+        summary = self.summarize(turns)
+        with self.store.transaction():
+            result = self.add_many([{
+                "text": summary, **session.scope.as_dict(), "session_id": session.id, "role": "system",
+                "category": "session_summary", "created_at": messages[-1].created_at,
+                "metadata": {"turns": len(turns)}, "context_type": "memory"}])[0]
+            self.store.link_session(session.id, result.entry.id, "summary")
+            for m in messages:
+                if m.entry_id:
+                    self.store.link_session(session.id, m.entry_id, "turn")
+                    self.store.link_source(result.entry.id, m.id)
+            self.store.update_session(session.id, committed=True, summary_entry_id=result.entry.id)
+        return self.store.get_entry(result.entry.id)
+
     def summarize(self, turns: list[tuple[str, str]]) -> str:
         from ..text import tiers
 
@@ -411,10 +469,15 @@ class Ingestor:
         return text
 
 
+# the row fields a new text changes (``Ingestor.update``)
+_TEXT_FIELDS = ("l2_full", "l0_abstract", "l1_overview", "content_hash", "search_text", "tags", "event_dates",
+                "date_min", "date_max", "flags")
+
+
 def _search_text(item: dict[str, Any], analysis: Analysis) -> str:
     """What FTS indexes as the entry's own words: the text, prefixed with who said it.
 
-    The speaker makes "What did Caroline say ..." match: +2 points of LoCoMo hit@10.
+    The speaker makes "What did Caroline say ..." match (docs/retrieval.md).
     """
     return f"{item['speaker']}: {analysis.search_text}" if item.get("speaker") else analysis.search_text
 

@@ -1,11 +1,12 @@
 """The retrieval pipeline behind ``find``: zero LLM calls, every step timed into a trace.
 
     query -> normalise -> intents + date window -> decomposition -> recall legs (FTS5 BM25,
-    vectors) -> RRF fusion -> NER boost -> intent strategies -> session co-retrieval
-    -> first-person boost -> latest first -> heuristic rerank -> level + token budget -> trace
+    vectors) -> fusion (score fusion by default, or RRF) -> NER boost -> intent strategies
+    -> first-person boost -> latest first -> session co-retrieval -> heuristic rerank
+    -> level + token budget -> trace
 
 Each step can be switched off in ``RetrievalConfig``; the LoCoMo benchmark
-(``benchmarks/locomo.py``) measures every step's contribution.
+(``benchmarks/locomo.py``) measures every step's contribution (docs/retrieval.md).
 """
 
 from __future__ import annotations
@@ -327,7 +328,6 @@ class Retriever:
             named = norms.__contains__
         else:
             # only the speaker match is on: a name in the query is enough, no NER model run
-            # (5 ms per query; the same LoCoMo figures)
             norms = set()
             folded = query.casefold()
             seen: dict[str, bool] = {}

@@ -16,7 +16,7 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any, TypeAlias
 
 from ..errors import InvalidArgument
 
@@ -55,7 +55,7 @@ class Not:
     items: tuple[MetadataFilter, ...]
 
 
-MetadataFilter = Union[Cond, All, AnyOf, Not]
+MetadataFilter: TypeAlias = Cond | All | AnyOf | Not
 
 
 def parse_metadata_filter(value: Any) -> MetadataFilter:

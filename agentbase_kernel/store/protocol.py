@@ -138,8 +138,10 @@ class Store(Protocol):
 
     def link_entries(self, src: str, dst: str, relation: str) -> None: ...
 
-    def add_entities(self, entry_id: str, entities: list[tuple[str, str, str]], observed_at: datetime) -> None:
-        """Add an entry's ``(norm, label, text)`` entities and link those that occur together."""
+    def add_entities(self, entry_id: str, entities: list[tuple[str, str, str]], observed_at: datetime, *,
+                     replace: bool = False) -> None:
+        """Store an entry's ``(norm, label, text)`` entities and link those that occur together;
+        ``replace`` drops the ones it had first (its text changed)."""
 
     def entity_graph(self, flt: EntryFilter, entity: str | None = None, limit: int = 200) -> dict[str, Any]: ...
 

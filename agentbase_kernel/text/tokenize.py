@@ -137,7 +137,7 @@ def _encoder():  # type: ignore[no-untyped-def]
                         os.environ.pop("TIKTOKEN_CACHE_DIR", None)
                     else:
                         os.environ["TIKTOKEN_CACHE_DIR"] = previous
-            except Exception:  # noqa: BLE001 - no tiktoken or an unusable cache: estimate
+            except Exception:
                 _ENCODER = None
     return _ENCODER
 

@@ -17,7 +17,6 @@ import pytest
 
 from agentbase_kernel import AgentBase
 from agentbase_kernel.errors import EmbeddingMismatch, MissingDependency
-from agentbase_kernel.text import embedders
 from agentbase_kernel.text.embedders import (
     MINILM_INT8_NAME,
     MINILM_NAME,
@@ -27,6 +26,7 @@ from agentbase_kernel.text.embedders import (
     default_embedder,
     get_embedder,
 )
+from agentbase_kernel.text.embedders import onnx as embedders
 
 TEXTS = [
     "I live in Paris",

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from agentbase_kernel import AgentBase, EmbeddingMismatch, Kernel, SchemaTooNew, StorageError
+from agentbase_kernel.records import Scope
 from agentbase_kernel.store import EntryFilter
 from agentbase_kernel.store.sqlite.migrations import SCHEMA_VERSION
-from agentbase_kernel.records import Scope
 
 
 def test_wal_mode_and_files_on_disk(kernel, db_path):

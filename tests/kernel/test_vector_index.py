@@ -375,7 +375,7 @@ def test_threads_share_the_caches(kernel):
                 flt, terms, q, fts_expected, vec_expected = cases[i]
                 assert kernel._store.fts_search(terms, flt, 10) == fts_expected
                 assert [r for r, _ in kernel._store.vector_search(q, flt, 10)] == [r for r, _ in vec_expected]
-        except BaseException as exc:  # noqa: BLE001 - reported by the main thread
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(4)]

@@ -12,7 +12,7 @@ import os
 from ._inputs import TALLY
 
 
-def pytest_sessionfinish(session, exitstatus):  # noqa: ANN001, ANN201 - pytest hook
+def pytest_sessionfinish(session, exitstatus):
     path = os.environ.get("AGENTBASE_RELIABILITY_TALLY")
     if path:
         with open(path, "w") as fh:

@@ -180,8 +180,9 @@ def test_langgraph(db, kernel, op, data):
 @SETTINGS
 @given(data=st.data())
 def test_llamaindex(db, kernel, cls, data):
-    import agentbase_adapters.llamaindex as li
     from llama_index.core.base.llms.types import ChatMessage
+
+    import agentbase_adapters.llamaindex as li
 
     d = data.draw
     store = getattr(li, cls)(db, user_id=d(st.one_of(st.none(), st.just("alice"), hostile)))
@@ -343,8 +344,9 @@ def test_openai_server_rejects_non_object_items_with_400(server, items):
 
 @pytest.mark.parametrize("cls", ["AgentBaseChatStore", "AgentBaseAsyncChatStore"])
 async def test_llamaindex_scoped_add_message_with_invalid_content_writes_nothing(db, kernel, cls):
-    import agentbase_adapters.llamaindex as li
     from llama_index.core.base.llms.types import ChatMessage
+
+    import agentbase_adapters.llamaindex as li
 
     store = getattr(li, cls)(db, user_id="alice")
     before = row_counts(kernel.path)

@@ -6,14 +6,12 @@ that raises must leave every table as it was (no partial write); ``verify()`` mu
 
 from __future__ import annotations
 
-
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentbase_kernel import AgentBase
 from agentbase_kernel.errors import AgentBaseError, InvalidArgument
 
 from ._inputs import (

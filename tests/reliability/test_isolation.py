@@ -149,8 +149,8 @@ def check_reads(w: World, user: str, queries: list[str]) -> None:
                 assert store.get_messages(w.sid(other, agent, s)) == [], "llamaindex read another user's chat"
         for entry_id, *_ in w.rows_of(other)[:5]:
             TALLY["isolation_reads_checked"] += 1
-            for call in (lambda: k.get(entry_id, user_id=user), lambda: k.update(entry_id, user_id=user, text="hijacked"),
-                         lambda: k.delete(entry_id, user_id=user)):
+            for call in (lambda: k.get(entry_id, user_id=user), lambda: k.update(entry_id, user_id=user, text="hijacked"),  # noqa: B023 - called at once
+                         lambda: k.delete(entry_id, user_id=user)):  # noqa: B023
                 with pytest.raises(NotFoundError):
                     call()
 

@@ -25,14 +25,15 @@ def _open(path: str) -> Any:
 
 def _writers(db: Any, worker: int) -> dict[str, Any]:
     """One write function per adapter: ``fn(text)`` stores ``text`` as one memory of user ``u<worker>``."""
+    from langchain_core.messages import HumanMessage
+    from llama_index.core.base.llms.types import ChatMessage
+
     from agentbase_adapters.langchain import AgentBaseChatMessageHistory
     from agentbase_adapters.langgraph import AgentBaseStore
     from agentbase_adapters.llamaindex import AgentBaseChatStore
     from agentbase_adapters.mem0 import Mem0Adapter
     from agentbase_adapters.minimal import MinimalAdapter
     from agentbase_adapters.openai import OpenAIAssistantAdapter
-    from langchain_core.messages import HumanMessage
-    from llama_index.core.base.llms.types import ChatMessage
 
     user = f"u{worker}"
     mem0, minimal, graph = Mem0Adapter(db), MinimalAdapter(db), AgentBaseStore(db)
@@ -68,15 +69,15 @@ def write_mixed(path: str, worker: int, n: int, shared: int) -> dict[str, Any]:
             try:
                 writers[adapter](text)
                 written.append(text)
-            except Exception as exc:  # noqa: BLE001 - reported to the parent, which fails the test
+            except Exception as exc:
                 errors.append(f"{adapter}: {type(exc).__name__}: {exc}")
             step = max(1, n // shared)
             if shared and i % step == 0 and i // step < shared:
                 try:
                     db.sync.add_memory(f"shared fact number {i // step}", user_id="everyone")
-                except Exception as exc:  # noqa: BLE001
+                except Exception as exc:
                     errors.append(f"shared: {type(exc).__name__}: {exc}")
-    except Exception:  # noqa: BLE001
+    except Exception:
         errors.append(traceback.format_exc())
     finally:
         db.sync.close()
@@ -97,7 +98,7 @@ def read_loop(path: str, seconds: float) -> dict[str, Any]:
                 try:
                     call()
                     reads += 1
-                except Exception as exc:  # noqa: BLE001
+                except Exception as exc:
                     errors.append(f"{type(exc).__name__}: {exc}")
     finally:
         db.sync.close()

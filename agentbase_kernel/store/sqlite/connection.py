@@ -49,7 +49,7 @@ def _load_vec(conn: Any) -> bool:
         sqlite_vec.load(conn)
         conn.enable_load_extension(False)
         return True
-    except Exception:  # noqa: BLE001 - no extension loading here: numpy fallback
+    except Exception:
         return False
 
 

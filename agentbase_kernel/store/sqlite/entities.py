@@ -15,11 +15,16 @@ class EntitiesMixin(SqliteCore):
     """``entities``, ``entity_entries`` and ``entity_links``."""
 
     @mapped
-    def add_entities(self, entry_id: str, entities: list[tuple[str, str, str]], observed_at: datetime) -> None:
-        """Store ``(norm, label, text)`` entities for an entry and link those that co-occur."""
-        if not entities:
-            return
+    def add_entities(self, entry_id: str, entities: list[tuple[str, str, str]], observed_at: datetime, *,
+                     replace: bool = False) -> None:
+        """Store ``(norm, label, text)`` entities for an entry and link those that co-occur; with
+        ``replace``, the entry's earlier entities go first (its text changed)."""
         with self.conns.write() as conn:
+            if replace:
+                conn.execute("DELETE FROM entity_entries WHERE entry_id = ?", (entry_id,))
+                conn.execute("DELETE FROM entity_links WHERE entry_id = ?", (entry_id,))
+            if not entities:
+                return
             ids = []
             for norm, label, text in entities:
                 conn.execute("INSERT OR IGNORE INTO entities (norm, label, text) VALUES (?, ?, ?)", (norm, label, text))

@@ -27,7 +27,7 @@ def _run_script(conn: Any, script: str) -> None:
 
 
 def m001_core(conn: Any) -> None:
-    _run_script(conn, 
+    _run_script(conn,
         """
         CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 

@@ -1,0 +1,36 @@
+"""Text embedders: one abstract method, several backends, nothing downloaded at run time.
+
+Class hierarchy::
+
+    Embedder (ABC)                   name, dim, embed_batch() -> float32 (n, dim), L2-normalised
+    ├── OnnxEmbedder                 the bundled MiniLM on onnxruntime (the default; ~3x faster than torch;
+    │                                quantized=True: int8, its own name and vectors, ~2x faster again)
+    ├── SentenceTransformerEmbedder  a local sentence-transformers folder (fallback: bundled MiniLM on torch)
+    ├── FastEmbedEmbedder            fastembed ONNX models already in the cache dir
+    └── OpenAICompatibleEmbedder     POST {base_url}/embeddings (OpenAI, vLLM, Ollama, LM Studio ...)
+
+``get_embedder(spec)`` turns a config string into one of these; ``default_embedder()`` is the best
+one installed here, or ``None`` (agentbase then runs on full-text search and NER alone).
+"""
+
+from .backends import (
+    FastEmbedEmbedder,
+    OpenAICompatibleEmbedder,
+    SentenceTransformerEmbedder,
+)
+from .base import MINILM_INT8_NAME, MINILM_NAME, Embedder, bundled_minilm_path
+from .onnx import OnnxEmbedder
+from .registry import default_embedder, get_embedder
+
+__all__ = [
+    "MINILM_INT8_NAME",
+    "MINILM_NAME",
+    "Embedder",
+    "FastEmbedEmbedder",
+    "OnnxEmbedder",
+    "OpenAICompatibleEmbedder",
+    "SentenceTransformerEmbedder",
+    "bundled_minilm_path",
+    "default_embedder",
+    "get_embedder",
+]
