@@ -6,15 +6,15 @@ the update makes it the answer again, and the trace names the step that reordere
 """
 
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
 from agentbase_kernel.text.intent import asks_about_self, asks_current
 
-JAN = datetime(2024, 1, 10, 9, 0, tzinfo=timezone.utc)
-MAR = datetime(2024, 3, 2, 18, 0, tzinfo=timezone.utc)
-MAY = datetime(2024, 5, 20, 19, 30, tzinfo=timezone.utc)
+JAN = datetime(2024, 1, 10, 9, 0, tzinfo=UTC)
+MAR = datetime(2024, 3, 2, 18, 0, tzinfo=UTC)
+MAY = datetime(2024, 5, 20, 19, 30, tzinfo=UTC)
 
 
 def _session(kernel, sid, when, turns):

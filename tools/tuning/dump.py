@@ -16,10 +16,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import harness  # noqa: E402
+import harness
 
 
 def main(name: str, db: str, out: str) -> None:
@@ -32,7 +30,6 @@ def main(name: str, db: str, out: str) -> None:
     stash: dict = {}
     orig_cos = pipeline.Retriever._cosines
     orig_fuse = pipeline.Retriever._score_fusion
-    orig_co = pipeline.Retriever._co_retrieve
 
     def cosines(self, cands, similarity, qvec, cfg):
         own = orig_cos(self, cands, similarity, qvec, replace(cfg, context_vector_weight=0.0))
@@ -40,9 +37,9 @@ def main(name: str, db: str, out: str) -> None:
         stash["own"], stash["ctx"] = own, ctx
         return orig_cos(self, cands, similarity, qvec, cfg)
 
-    def fuse(self, cands, bm25, similarity, qvec, cfg):
+    def fuse(self, cands, bm25, *rest):
         stash["bm25"] = dict(bm25)
-        return orig_fuse(self, cands, bm25, similarity, qvec, cfg)
+        return orig_fuse(self, cands, bm25, *rest)
 
     def co(self, ordered, flt, cfg):
         stash["ordered"] = list(ordered)

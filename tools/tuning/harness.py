@@ -17,7 +17,7 @@ import sys
 import time
 from collections import defaultdict
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ def session_date(text: str) -> datetime | None:
     cleaned = " ".join(str(text or "").replace("am", "AM").replace("pm", "PM").split())
     for fmt in _FORMATS:
         try:
-            return datetime.strptime(cleaned, fmt).replace(tzinfo=timezone.utc)
+            return datetime.strptime(cleaned, fmt).replace(tzinfo=UTC)
         except ValueError:
             continue
     return None

@@ -8,13 +8,10 @@ from __future__ import annotations
 import pickle
 import re
 import sys
-from collections import defaultdict
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import harness  # noqa: E402
+import harness
 
 _DIA = re.compile(r"D(\d+):(\d+)")
 

@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sim import evaluate, line  # noqa: E402
+from sim import evaluate, line
 
-from agentbase_kernel.text.intent import asks_about_self, asks_current  # noqa: E402
+from agentbase_kernel.text.intent import asks_about_self, asks_current
 
 
 def hook(self_boost=1.0, latest=False, relevance=0.7, same_topic=0.0, pool=30, centred=True, facts=False, chain=True):
