@@ -144,8 +144,10 @@ class Retriever:
                 if not terms:
                     continue
                 if i == 0 and cfg.fusion == "score" and cfg.unseen_vector_shift:
-                    # the per-term rankings are cached, so asking for each term alone costs a lookup
-                    unseen = [term for term in terms if not self.store.fts_search([term], flt, 1)]
+                    # the per-term rankings are cached, so asking for each term alone costs a lookup;
+                    # dates ("in July 2023") are matched as a window, not as words, so they do not count
+                    worded = [term for term in terms if not dates_mod.is_date_word(term)]
+                    unseen = [term for term in worded if not self.store.fts_search([term], flt, 1)]
                 # the full query leads; sub-queries only add what it missed
                 weight = 1.0 if i == 0 else 0.5
                 for rank, (rid, score) in enumerate(self.store.fts_search(terms, flt, fetch)):
@@ -188,7 +190,8 @@ class Retriever:
                 if c.entry is not None and c.entry.metadata.get("derived") == "fact":
                     c.boost *= cfg.derived_weight
         if cfg.fusion == "score":
-            vector_weight = _vector_weight(cfg, len(unseen), len(tokenize.query_terms(normalized)))
+            worded_terms = [term for term in tokenize.query_terms(normalized) if not dates_mod.is_date_word(term)]
+            vector_weight = _vector_weight(cfg, len(unseen), len(worded_terms))
             self._score_fusion(cands, bm25, similarity, qvec, cfg, vector_weight)
             t = timer.step("fuse_scores", t, len(cands), vector_weight=round(vector_weight, 3),
                            context_vector_weight=cfg.context_vector_weight, pool=fetch)

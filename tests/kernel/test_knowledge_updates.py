@@ -141,3 +141,14 @@ def test_a_first_person_question_ranks_the_users_turns_up(kernel):
     assert mine.hits[0].entry.role == "user" and "self_boost" in mine.hits[0].matched_by
     yours = kernel.find("what did you say about the knee", user_id="u")
     assert "self_boost" not in [s.name for s in yours.trace.steps]
+
+
+def test_date_words_are_not_counted_as_unseen(kernel):
+    """ "in July 2023" is matched as a date window, not as words a memory must contain."""
+    kernel.add_messages("s", [{"role": "user", "content": "We moved to Denver and the apartment is lovely"}],
+                        user_id="u")
+    result = kernel.find("the apartment in Denver in July 2023", user_id="u")
+    fts = next(s for s in result.trace.steps if s.name == "recall_fts")
+    assert fts.params["unseen_terms"] == []
+    fuse = next(s for s in result.trace.steps if s.name == "fuse_scores")
+    assert fuse.params["vector_weight"] == kernel.config.retrieval.score_vector_weight
