@@ -14,24 +14,26 @@ import asyncio
 import functools
 from collections.abc import Awaitable, Callable, Coroutine
 from contextvars import ContextVar
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, TypeVar
 
 __all__ = ["in_thread", "on_calling_loop"]
 
-_P = ParamSpec("_P")
 _R = TypeVar("_R")
-_S = TypeVar("_S")
 
 
 _calling_loop: ContextVar[asyncio.AbstractEventLoop | None] = ContextVar("agentbase_calling_loop", default=None)
 
 
-def in_thread(method: Callable[Concatenate[_S, _P], _R]) -> Callable[Concatenate[Any, _P], Coroutine[Any, Any, _R]]:
+def in_thread(method: Callable[..., _R]) -> Callable[..., Coroutine[Any, Any, _R]]:
     """The async twin of ``method``: awaits ``method(self._sync, ...)`` (or ``method(self, ...)``
-    when there is no ``_sync``) in a worker thread."""
+    when there is no ``_sync``) in a worker thread.
+
+    Typed ``Callable[..., _R]``: a ParamSpec cannot carry methods with ``**kwargs`` (mypy reads
+    ``self`` as a keyword there), and the return type is what callers need checked.
+    """
 
     @functools.wraps(method)
-    async def run(self: Any, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+    async def run(self: Any, *args: Any, **kwargs: Any) -> _R:
         token = _calling_loop.set(asyncio.get_running_loop())
         try:
             return await asyncio.to_thread(method, getattr(self, "_sync", self), *args, **kwargs)

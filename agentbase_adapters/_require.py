@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from agentbase_kernel.errors import MissingDependency
+from agentbase_kernel import MissingDependency
 
 __all__ = ["require"]
 

@@ -67,7 +67,7 @@ _ROLE_OF_TYPE = {
 
 def _plain_text(message: BaseMessage) -> str:
     """The text a person would read; tool calls are spelled out so the turn is never blank."""
-    text = message.text
+    text = str(message.text)
     if not text.strip() and isinstance(message, AIMessage) and message.tool_calls:
         calls = ", ".join(f"{c['name']}({c['args']})" for c in message.tool_calls)
         text = f"[tool call] {calls}"
@@ -182,7 +182,7 @@ def _tool_units(messages: Sequence[BaseMessage]) -> list[list[BaseMessage]]:
             continue
         units.append([message])
         open_calls = (
-            {c["id"] for c in message.tool_calls if c.get("id")}
+            {str(c["id"]) for c in message.tool_calls if c.get("id")}
             if isinstance(message, AIMessage)
             else set()
         )
@@ -248,7 +248,8 @@ class LangChainMemoryAdapter(BaseChatMemory):
         history = AgentBaseChatMessageHistory(
             session_id, db=db, user_id=owner_id, agent_id=kwargs.get("agent_id")
         )
-        super().__init__(db=db, session_id=session_id, chat_memory=history, **kwargs)
+        # db and session_id are pydantic fields of this class, which mypy reads off BaseChatMemory
+        super().__init__(db=db, session_id=session_id, chat_memory=history, **kwargs)  # type: ignore[call-arg]
 
     @property
     def memory_variables(self) -> list[str]:

@@ -27,6 +27,7 @@ Install with ``pip install 'agentbase[langgraph]'``.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -225,7 +226,7 @@ class AgentBaseStore(BaseStore):
 
     abatch = in_thread(batch)
 
-    def _scope(self, namespace: tuple[str, ...]) -> dict[str, str]:
+    def _scope(self, namespace: tuple[str, ...]) -> dict[str, Any]:
         return dict(self.scope_rule(tuple(namespace)))
 
     def _lookup(self, namespace: tuple[str, ...], key: str) -> Entry | None:
@@ -285,6 +286,9 @@ class AgentBaseStore(BaseStore):
                 self._kernel.delete(existing.id)
             return
         record = self._to_record(op)
+        order = self._namespace_order(namespace, existing)
+        if order is not None:
+            record["metadata"]["lg_ns_order"] = order
         if existing is not None:
             self._kernel.update(existing.id, **record)
             return
@@ -294,11 +298,11 @@ class AgentBaseStore(BaseStore):
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         selected = {**_namespace_meta(op.namespace_prefix), **_value_filter(op.filter or {})}
+        page: list[tuple[Entry, float | None]]
         if op.query and op.query.strip():
-            scored = self._ranked(op.query, selected, op.offset + op.limit)
+            page = self._ranked(op.query, selected, op.offset + op.limit)[op.offset :]
         else:
-            scored = [(e, None) for e in self._listed(selected)]
-        page = scored[op.offset : op.offset + op.limit]
+            page = [(e, None) for e in self._listed(selected, op.offset, op.limit)]
         self._refresh((e for e, _ in page), op.refresh_ttl)
         return [_from_record(e, score, search=True) for e, score in page]  # type: ignore[misc]
 
@@ -313,9 +317,47 @@ class AgentBaseStore(BaseStore):
             scored += [(e, None) for e in self._kernel.list(metadata=rest, limit=wanted - len(scored))]
         return scored
 
-    def _listed(self, selected: dict[str, Any]) -> list[Entry]:
-        # InMemoryStore lists namespace by namespace, each in insertion order: the kernel lists in
-        # insertion order only, so every selected item is read (page by page) to group them.
+    def _namespace_order(self, namespace: tuple[str, ...], existing: Entry | None) -> str | None:
+        """Where ``namespace`` sorts among namespaces (``lg_ns_order``): the value its items already
+        carry, or a new one after every namespace seen so far (``None`` for a namespace whose items
+        predate it)."""
+        same = [existing] if existing is not None else self._kernel.list(
+            metadata={**_MARK, "lg_namespace": json.dumps(list(namespace))}, limit=1, include_expired=True)
+        if same:
+            value = same[0].metadata.get("lg_ns_order")
+            return value if isinstance(value, str) else None
+        return f"{time.time_ns():020d}|{json.dumps(list(namespace))}"
+
+    def _listed(self, selected: dict[str, Any], offset: int, limit: int) -> list[Entry]:
+        """Items ``offset .. offset + limit`` of ``InMemoryStore``'s order: namespace by namespace
+        (in the order namespaces appeared), each in insertion order: a few SQL queries per namespace
+        on the page, none of which loads the items of other namespaces."""
+        kernel = self._kernel
+        if kernel.count(metadata={**selected, "lg_ns_order": {"exists": False}}):
+            return self._grouped_in_memory(selected)[offset : offset + limit]
+        page: list[Entry] = []
+        last: str | None = None
+        while len(page) < limit:
+            after = {"lg_ns_order": {"gt": last}} if last is not None else {}
+            first = kernel.list(metadata={**selected, **after}, limit=1)
+            if not first:
+                break
+            order = first[0].metadata["lg_ns_order"]
+            # the oldest item left need not be in the first namespace left (its first items may be gone)
+            while earlier := kernel.list(metadata={**selected, "AND": [after, {"lg_ns_order": {"lt": order}}]}, limit=1):
+                order = earlier[0].metadata["lg_ns_order"]
+            group = {**selected, "lg_ns_order": order}
+            size = kernel.count(metadata=group)
+            if offset >= size:
+                offset -= size
+            else:
+                page += kernel.list(metadata=group, offset=offset, limit=limit - len(page))
+                offset = 0
+            last = order
+        return page
+
+    def _grouped_in_memory(self, selected: dict[str, Any]) -> list[Entry]:
+        # items written before lg_ns_order existed: read them all and group here
         entries = self._all(selected)
         first_seen: dict[str, int] = {}
         for e in entries:

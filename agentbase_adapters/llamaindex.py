@@ -71,7 +71,7 @@ def _from_record(record: Message) -> ChatMessage:
     return ChatMessage(role=role, content=record.content, additional_kwargs=extra)
 
 
-def _scope_kwargs(user_id: str | None, agent_id: str | None, project_id: str | None) -> dict[str, str]:
+def _scope_kwargs(user_id: str | None, agent_id: str | None, project_id: str | None) -> dict[str, Any]:
     scope = {"user_id": user_id, "agent_id": agent_id, "project_id": project_id}
     return {k: v for k, v in scope.items() if v is not None}
 
@@ -125,7 +125,7 @@ class _ScopedStore(BaseModel):
         """The ``AgentBase`` this store writes to."""
         return self._db
 
-    def _scope(self) -> dict[str, str]:
+    def _scope(self) -> dict[str, Any]:
         return _scope_kwargs(self.user_id, self.agent_id, self.project_id)
 
     def _exists(self, key: str) -> bool:

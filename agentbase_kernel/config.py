@@ -175,7 +175,7 @@ def _coerce_all(kind: type, items: dict[str, Any]) -> dict[str, Any]:
 
 def _coerce(value: Any, kind: type, name: str) -> Any:
     if isinstance(value, kind) or not isinstance(value, str):
-        return kind(value) if kind in (int, float) and not isinstance(value, bool) else value
+        return kind(value) if kind in (int, float) and not isinstance(value, bool) else value  # type: ignore[arg-type]
     try:
         if kind is bool:
             if value.lower() in ("1", "true", "yes", "on"):

@@ -8,112 +8,29 @@ blocking code that is safe to call from inside a running loop (Jupyter, async we
 from __future__ import annotations
 
 import asyncio
+import builtins
 import functools
 import os
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Sequence
-from datetime import date, datetime, timezone
+from collections.abc import Callable, Coroutine, Iterable, Sequence
+from datetime import date, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
+from . import arguments as check
 from .config import Config, default_path
 from .errors import ClosedError, InvalidArgument, ScopeError
 from .ingest.pipeline import Ingestor, validate_text
-from .records import AddResult, ContextType, Entry, FindResult, HistoryEvent, Message, Scope, Session
+from .records import AddResult, ContextType, Entry, FindResult, HistoryEvent, Message, Session
 from .retrieve.pipeline import MAX_TOP_K, Decomposer, Reranker, Retriever
-from .store import EntryFilter, Store, open_store
-from .store.filters import parse_metadata_filter
+from .store import EntryFilter, MessageRow, Store, open_store
 
 __all__ = ["AgentBase", "Kernel"]
 
-T = TypeVar("T")
+R = TypeVar("R")
+P = ParamSpec("P")
 _UNSET: Any = object()
-_ROLES = ("user", "assistant", "system", "tool", "developer", "function", "ai", "human")
-
-
-def _check_id(name: str, value: Any) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise ScopeError(f"{name} must be a str, got {type(value).__name__}")
-    if not value or "\x00" in value or len(value) > 512:
-        raise ScopeError(f"{name} must be a non-empty string without NUL bytes, at most 512 characters; got {value!r:.80}")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ScopeError(f"{name} is not valid Unicode (lone surrogates)") from None
-    return value
-
-
-def _scope(user_id: Any = None, agent_id: Any = None, project_id: Any = None, session_id: Any = None) -> Scope:
-    return Scope(_check_id("user_id", user_id), _check_id("agent_id", agent_id),
-                 _check_id("project_id", project_id), _check_id("session_id", session_id))
-
-
-def _when(value: Any, name: str) -> datetime | None:
-    if value is None:
-        return None
-    if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
-    if isinstance(value, date):
-        return datetime(value.year, value.month, value.day, tzinfo=timezone.utc)
-    if isinstance(value, str):
-        from .text.dates import parse_datetime
-
-        parsed = parse_datetime(value)
-        if parsed is not None:
-            return parsed
-    raise InvalidArgument(f"{name} must be a datetime, a date or an ISO date string, got {value!r:.80}")
-
-
-def _limit(value: Any, name: str = "limit") -> int | None:
-    if value is None:
-        return None
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise InvalidArgument(f"{name} must be a non-negative int or None, got {value!r}")
-    return value
-
-
-def _count(value: Any, name: str = "limit") -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise InvalidArgument(f"{name} must be a non-negative int, got {value!r}")
-    return value
-
-
-def _metadata(value: Any) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise InvalidArgument(f"metadata must be a dict, got {type(value).__name__}")
-    for key in value:
-        if not isinstance(key, str):
-            raise InvalidArgument(f"metadata keys must be strings, got {key!r}")
-    import json
-
-    try:
-        json.dumps(value, ensure_ascii=False, default=str).encode("utf-8")
-    except (ValueError, UnicodeEncodeError) as exc:
-        raise InvalidArgument(f"metadata is not JSON-serialisable: {exc}") from None
-    return dict(value)
-
-
-def _metadata_filter(value: Any) -> dict[str, Any] | None:
-    """A metadata filter (operators and all, docs/kernel-api.md), checked before any query runs."""
-    if value is None:
-        return None
-    if not isinstance(value, dict):
-        raise InvalidArgument(f"metadata must be a dict, got {type(value).__name__}")
-    parse_metadata_filter(value)
-    return dict(value)
-
-
-def _tags(value: Any) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, str) or not all(isinstance(t, str) for t in value):
-        raise InvalidArgument("tags must be a list of strings")
-    return list(value)
 
 
 class Kernel:
@@ -232,35 +149,6 @@ class Kernel:
         return self._ready().stats()
 
     # -- entries -------------------------------------------------------------------------------
-    def _memory_item(self, text: Any, **kw: Any) -> dict[str, Any]:
-        scope = _scope(kw.get("user_id"), kw.get("agent_id"), kw.get("project_id"), kw.get("session_id"))
-        context_type = kw.get("context_type", "memory")
-        try:
-            context_type = ContextType(getattr(context_type, "value", context_type)).value
-        except ValueError:
-            raise InvalidArgument(f"context_type must be one of memory, resource, skill; got {context_type!r}") from None
-        confidence = kw.get("confidence", 1.0)
-        if not isinstance(confidence, (int, float)) or isinstance(confidence, bool) or not 0 <= confidence <= 1:
-            raise InvalidArgument(f"confidence must be a number in [0, 1], got {confidence!r}")
-        role = kw.get("role", "user")
-        if role is not None and not isinstance(role, str):
-            raise InvalidArgument(f"role must be a str, got {type(role).__name__}")
-        category = kw.get("category")
-        if category is not None and not isinstance(category, str):
-            raise InvalidArgument(f"category must be a str, got {type(category).__name__}")
-        entry_id = kw.get("entry_id")
-        if entry_id is not None:
-            _check_id("entry_id", entry_id)
-        return {
-            "text": validate_text(text), **scope.as_dict(), "category": category, "tags": _tags(kw.get("tags")),
-            "metadata": _metadata(kw.get("metadata")), "role": role, "actor": kw.get("actor"),
-            "context_type": context_type, "confidence": float(confidence),
-            "created_at": _when(kw.get("created_at"), "created_at"),
-            "valid_from": _when(kw.get("valid_from"), "valid_from"),
-            "expires_at": _when(kw.get("expires_at"), "expires_at"), "infer": bool(kw.get("infer", False)),
-            "entry_id": entry_id, "dedup": bool(kw.get("dedup", True)),
-        }
-
     def add_memory(self, text: str, *, user_id: str | None = None, agent_id: str | None = None,
                    project_id: str | None = None, session_id: str | None = None, category: str | None = None,
                    tags: Sequence[str] = (), metadata: dict[str, Any] | None = None, role: str | None = "user",
@@ -276,7 +164,7 @@ class Kernel:
         Raises:
             InvalidArgument: empty text, bad types, or malformed ids.
         """
-        item = self._memory_item(text, user_id=user_id, agent_id=agent_id, project_id=project_id,
+        item = check.memory_item(text, user_id=user_id, agent_id=agent_id, project_id=project_id,
                                  session_id=session_id, category=category, tags=tags, metadata=metadata, role=role,
                                  actor=actor, context_type=context_type, confidence=confidence, created_at=created_at,
                                  valid_from=valid_from, expires_at=expires_at, infer=infer, entry_id=entry_id,
@@ -292,19 +180,14 @@ class Kernel:
         for item in items:
             if not isinstance(item, dict) or "text" not in item:
                 raise InvalidArgument("each item must be a dict with a 'text' key")
-            prepared.append(self._memory_item(item["text"], **{k: v for k, v in item.items() if k != "text"}))
+            prepared.append(check.memory_item(item["text"], **{k: v for k, v in item.items() if k != "text"}))
         return self.ingestor.add_many(prepared, progress=progress)
 
     def get(self, entry_id: str, *, user_id: str | None = None, agent_id: str | None = None,
             project_id: str | None = None, session_id: str | None = None) -> Entry:
         """The entry, or ``EntryNotFound`` (a ``KeyError``) when missing or outside the scope."""
-        scope = _scope(user_id, agent_id, project_id, session_id)
-        return self._ready().get_entry(self._entry_id(entry_id), scope)
-
-    def _entry_id(self, entry_id: Any) -> str:
-        if not isinstance(entry_id, str) or not entry_id:
-            raise InvalidArgument(f"entry_id must be a non-empty str, got {entry_id!r:.80}")
-        return entry_id
+        scope = check.scope_of(user_id, agent_id, project_id, session_id)
+        return self._ready().get_entry(check.entry_id(entry_id), scope)
 
     def update(self, entry_id: str, *, user_id: str | None = None, agent_id: str | None = None,
                project_id: str | None = None, session_id: str | None = None, text: str | None = None,
@@ -312,21 +195,21 @@ class Kernel:
                category: str | None = None, expires_at: Any = _UNSET, confidence: float | None = None,
                actor: str | None = None) -> Entry:
         """Change an entry in place; a new text goes through ingest (``Ingestor.update``) as on insert."""
-        scope = _scope(user_id, agent_id, project_id, session_id)
+        scope = check.scope_of(user_id, agent_id, project_id, session_id)
         store = self._ready()
-        entry_id = self._entry_id(entry_id)
+        entry_id = check.entry_id(entry_id)
         changes: dict[str, Any] = {}
         if text is not None:
             text = validate_text(text)
         if metadata is not None:
-            changes["metadata"] = _metadata(metadata)
-        new_tags = _tags(tags) if tags is not None else None
+            changes["metadata"] = check.metadata(metadata)
+        new_tags = check.tags(tags) if tags is not None else None
         if category is not None:
             if not isinstance(category, str):
                 raise InvalidArgument(f"category must be a str, got {type(category).__name__}")
             changes["category"] = category
         if expires_at is not _UNSET:
-            changes["expires_at"] = _when(expires_at, "expires_at")
+            changes["expires_at"] = check.when(expires_at, "expires_at")
         if confidence is not None:
             if not isinstance(confidence, (int, float)) or isinstance(confidence, bool) or not 0 <= confidence <= 1:
                 raise InvalidArgument(f"confidence must be a number in [0, 1], got {confidence!r}")
@@ -338,20 +221,20 @@ class Kernel:
     def delete(self, entry_id: str, *, user_id: str | None = None, agent_id: str | None = None,
                project_id: str | None = None, session_id: str | None = None, actor: str | None = None) -> Entry:
         """Delete one entry and return it (a DELETE history event stays). ``EntryNotFound`` when missing."""
-        scope = _scope(user_id, agent_id, project_id, session_id)
-        return self._ready().delete_entry(self._entry_id(entry_id), scope, actor=actor)
+        scope = check.scope_of(user_id, agent_id, project_id, session_id)
+        return self._ready().delete_entry(check.entry_id(entry_id), scope, actor=actor)
 
     def delete_all(self, *, user_id: str | None = None, agent_id: str | None = None,
                    project_id: str | None = None, session_id: str | None = None,
                    metadata: dict[str, Any] | None = None) -> int:
         """Delete every entry of a scope (those matching ``metadata`` if given). At least one scope
         keyword is required (``reset()`` wipes all)."""
-        scope = _scope(user_id, agent_id, project_id, session_id)
+        scope = check.scope_of(user_id, agent_id, project_id, session_id)
         if scope.is_empty:
             raise ScopeError("delete_all needs at least one of user_id, agent_id, project_id, session_id - "
                              "use reset() to wipe the whole database")
         flt = EntryFilter(scope=scope, include_expired=True, include_invalid=True,
-                          metadata=_metadata_filter(metadata))
+                          metadata=check.metadata_filter(metadata))
         return self._ready().delete_entries(flt)
 
     def reset(self) -> None:
@@ -368,18 +251,18 @@ class Kernel:
             except ValueError:
                 raise InvalidArgument(f"context_type must be one of memory, resource, skill; got {context_type!r}") from None
         return EntryFilter(
-            scope=_scope(user_id, agent_id, project_id, session_id), context_type=context_type, category=category,
-            tags=tuple(_tags(tags)) if tags is not None else None, role=role, include_expired=include_expired,
-            include_invalid=include_invalid, as_of=_when(as_of, "as_of"),
-            metadata=_metadata_filter(metadata),
-            since=_when(since, "since"), until=_when(until, "until"))
+            scope=check.scope_of(user_id, agent_id, project_id, session_id), context_type=context_type, category=category,
+            tags=tuple(check.tags(tags)) if tags is not None else None, role=role, include_expired=include_expired,
+            include_invalid=include_invalid, as_of=check.when(as_of, "as_of"),
+            metadata=check.metadata_filter(metadata),
+            since=check.when(since, "since"), until=check.when(until, "until"))
 
     def list(self, *, user_id: str | None = None, agent_id: str | None = None, project_id: str | None = None,
              session_id: str | None = None, context_type: Any = None, category: str | None = None,
              tags: Sequence[str] | None = None, role: str | None = None, include_expired: bool = False,
              include_invalid: bool = False, as_of: datetime | None = None, metadata: dict[str, Any] | None = None,
              since: datetime | None = None, until: datetime | None = None, limit: int | None = 100,
-             offset: int = 0, order: str = "asc") -> list[Entry]:
+             offset: int = 0, order: str = "asc") -> builtins.list[Entry]:
         """Entries in creation order, filtered; ``limit=None`` for all."""
         if order not in ("asc", "desc"):
             raise InvalidArgument(f"order must be 'asc' or 'desc', got {order!r}")
@@ -387,15 +270,15 @@ class Kernel:
                            context_type=context_type, category=category, tags=tags, role=role,
                            include_expired=include_expired, include_invalid=include_invalid, as_of=as_of,
                            metadata=metadata, since=since, until=until)
-        return self._ready().list_entries(flt, limit=_limit(limit), offset=_limit(offset, "offset") or 0, order=order)
+        return self._ready().list_entries(flt, limit=check.limit(limit), offset=check.limit(offset, "offset") or 0, order=order)
 
-    def count(self, **filters: Any) -> int:
+    def count(self, /, **filters: Any) -> int:
         """How many entries ``list`` would return without a limit."""
         return self._ready().count_entries(self._filter(**filters))
 
-    def history(self, entry_id: str) -> list[HistoryEvent]:
+    def history(self, entry_id: str) -> builtins.list[HistoryEvent]:
         """ADD / UPDATE / DELETE events of an entry, oldest first (``[]`` for an unknown id)."""
-        return self._ready().history(self._entry_id(entry_id))
+        return self._ready().history(check.entry_id(entry_id))
 
     # -- retrieval -----------------------------------------------------------------------------
     def find(self, query: str, *, top_k: int = 10, user_id: str | None = None, agent_id: str | None = None,
@@ -410,22 +293,22 @@ class Kernel:
                            context_type=context_type, category=category, tags=tags, role=role,
                            include_expired=include_expired, as_of=as_of, metadata=metadata, since=since, until=until)
         if token_budget is not None:
-            _limit(token_budget, "token_budget")
-        return self.retriever.find(query, top_k=top_k, flt=flt, reference_time=_when(reference_time, "reference_time"),
+            check.limit(token_budget, "token_budget")
+        return self.retriever.find(query, top_k=top_k, flt=flt, reference_time=check.when(reference_time, "reference_time"),
                                    token_budget=token_budget, strategy=strategy, config=config)
 
     def trace_session(self, *, user_id: str | None = None, agent_id: str | None = None,
-                      project_id: str | None = None, session_id: str | None = None, limit: int = 20) -> list[dict[str, Any]]:
+                      project_id: str | None = None, session_id: str | None = None, limit: int = 20) -> builtins.list[dict[str, Any]]:
         """The most recent retrieval traces made in a scope, with their steps."""
-        return self._ready().load_traces(_scope(user_id, agent_id, project_id, session_id), _count(limit))
+        return self._ready().load_traces(check.scope_of(user_id, agent_id, project_id, session_id), check.count(limit))
 
     def entity_graph(self, *, entity: str | None = None, user_id: str | None = None, agent_id: str | None = None,
                      project_id: str | None = None, session_id: str | None = None, limit: int = 200) -> dict[str, Any]:
         """Entities seen in a scope and the co-occurrence links between them."""
-        flt = EntryFilter(scope=_scope(user_id, agent_id, project_id, session_id), include_invalid=True)
+        flt = EntryFilter(scope=check.scope_of(user_id, agent_id, project_id, session_id), include_invalid=True)
         if entity is not None and not isinstance(entity, str):
             raise InvalidArgument(f"entity must be a str, got {type(entity).__name__}")
-        return self._ready().entity_graph(flt, entity, _count(limit))
+        return self._ready().entity_graph(flt, entity, check.count(limit))
 
     def diff_entries(self, a: str, b: str) -> dict[str, Any]:
         """Field-by-field differences between two entries (e.g. a fact and its successor)."""
@@ -443,9 +326,9 @@ class Kernel:
                        agent_id: str | None = None, project_id: str | None = None,
                        metadata: dict[str, Any] | None = None) -> Session:
         """Create a session, or return the existing one with this id (its scope must agree)."""
-        sid = _check_id("session_id", session_id) or f"sess_{uuid.uuid4().hex}"
-        scope = _scope(user_id, agent_id, project_id)
-        session, created = self._ready().ensure_session(sid, scope, _metadata(metadata))
+        sid = check.check_id("session_id", session_id) or f"sess_{uuid.uuid4().hex}"
+        scope = check.scope_of(user_id, agent_id, project_id)
+        session, created = self._ready().ensure_session(sid, scope, check.metadata(metadata))
         if not created:
             for field_name in ("user_id", "agent_id", "project_id"):
                 wanted = getattr(scope, field_name)
@@ -457,17 +340,17 @@ class Kernel:
                     project_id: str | None = None) -> Session:
         from .errors import SessionNotFound
 
-        scope = _scope(user_id, agent_id, project_id)
-        session = self._ready().find_session(_check_id("session_id", session_id) or "")
+        scope = check.scope_of(user_id, agent_id, project_id)
+        session = self._ready().find_session(check.check_id("session_id", session_id) or "")
         if session is None or any(getattr(scope, f) is not None and getattr(session.scope, f) != getattr(scope, f)
                                   for f in ("user_id", "agent_id", "project_id")):
             raise SessionNotFound(session_id)
         return session
 
     def list_sessions(self, *, user_id: str | None = None, agent_id: str | None = None,
-                      project_id: str | None = None, limit: int | None = 100, offset: int = 0) -> list[Session]:
-        return self._ready().list_sessions(_scope(user_id, agent_id, project_id), _limit(limit),
-                                           _limit(offset, "offset") or 0)
+                      project_id: str | None = None, limit: int | None = 100, offset: int = 0) -> builtins.list[Session]:
+        return self._ready().list_sessions(check.scope_of(user_id, agent_id, project_id), check.limit(limit),
+                                           check.limit(offset, "offset") or 0)
 
     def update_session(self, session_id: str, *, metadata: dict[str, Any] | None = None,
                        metadata_patch: dict[str, Any] | None = None) -> Session:
@@ -481,41 +364,18 @@ class Kernel:
             session = self.get_session(session_id)
             if metadata_patch is not None:
                 merged = dict(session.metadata)
-                for key, value in _metadata(metadata_patch).items():
+                for key, value in check.metadata(metadata_patch).items():
                     if value is None:
                         merged.pop(key, None)
                     else:
                         merged[key] = value
                 metadata = merged
-            return store.update_session(session_id, metadata=_metadata(metadata))
+            return store.update_session(session_id, metadata=check.metadata(metadata))
 
     def delete_session(self, session_id: str) -> None:
         """Delete a session, its messages and the turn entries made from them."""
         self.get_session(session_id)
         self._ready().delete_session(session_id)
-
-    def _message_item(self, item: dict[str, Any]) -> dict[str, Any]:
-        if not isinstance(item, dict):
-            raise InvalidArgument(f"each message must be a dict with 'role' and 'content', got {type(item).__name__}")
-        role = item.get("role")
-        if not isinstance(role, str) or not role:
-            raise InvalidArgument(f"message role must be a non-empty str, got {role!r}")
-        content = item.get("content", "")
-        if not isinstance(content, str):
-            raise InvalidArgument(f"message content must be a str, got {type(content).__name__}")
-        try:
-            content.encode("utf-8")
-        except UnicodeEncodeError:
-            raise InvalidArgument("message content contains lone surrogates and is not valid Unicode") from None
-        status = item.get("status", "active")
-        if status not in ("active", "archived"):
-            raise InvalidArgument(f"status must be 'active' or 'archived', got {status!r}")
-        message_id = item.get("message_id") or item.get("id")
-        if message_id is not None:
-            _check_id("message_id", message_id)
-        return {"role": role, "content": content, "name": item.get("name"), "metadata": _metadata(item.get("metadata")),
-                "payload": item.get("payload"), "status": status, "id": message_id,
-                "created_at": _when(item.get("created_at"), "created_at"), "ingest": item.get("ingest", True)}
 
     def add_message(self, session_id: str, role: str, content: str, *, name: str | None = None,
                     metadata: dict[str, Any] | None = None, payload: Any = None, created_at: Any = None,
@@ -533,30 +393,30 @@ class Kernel:
     def add_messages(self, session_id: str, messages: Sequence[dict[str, Any]], *,
                      position: int | None = None, progress: Callable[[int, int], None] | None = None,
                      user_id: str | None = None, agent_id: str | None = None,
-                     project_id: str | None = None) -> list[Message]:
+                     project_id: str | None = None) -> builtins.list[Message]:
         """Append many turns in one transaction; each ingested turn becomes a memory in the session's scope.
 
         ``position`` follows ``list.insert`` (negative counts from the end, past the end appends).
         Scope keywords create a missing session in that scope, and must match an existing one
         (checked in the same transaction), else ``ScopeError``.
         """
-        sid = _check_id("session_id", session_id)
+        sid = check.check_id("session_id", session_id)
         if sid is None:
             raise ScopeError("session_id is required")
         if position is not None and (not isinstance(position, int) or isinstance(position, bool)):
             raise InvalidArgument(f"position must be an int, got {position!r}")
-        scope = _scope(user_id, agent_id, project_id)
+        scope = check.scope_of(user_id, agent_id, project_id)
         if isinstance(messages, (str, bytes, dict)) or not isinstance(messages, Iterable):
             raise InvalidArgument(f"messages must be a list of dicts, got {type(messages).__name__}")
-        items = [self._message_item(m) for m in messages]
+        items = [check.message_item(m) for m in messages]
         store = self._ready()
         with store.transaction():
             session, _ = store.ensure_session(sid, scope, None)
-            _require_scope(session, scope)
-            stored = []
+            check.require_scope(session, scope)
+            stored: builtins.list[Message] = []
             for i, item in enumerate(items):
                 pos = None if position is None else position + i
-                stored.append(store.insert_message(sid, item, pos))
+                stored.append(store.insert_message(sid, cast(MessageRow, item), pos))
             turns = [m for m, item in zip(stored, items) if item["ingest"]]
             self.ingestor.add_turns(session, stored, turns, appended=position is None, progress=progress)
             ids = [m.id for m in stored]
@@ -564,24 +424,24 @@ class Kernel:
 
     def list_messages(self, session_id: str, *, status: str | None = None, limit: int | None = None,
                       offset: int = 0, order: str = "asc", after: str | None = None,
-                      before: str | None = None) -> list[Message]:
+                      before: str | None = None) -> builtins.list[Message]:
         """Messages by sequence. Unknown session -> ``[]``."""
         if order not in ("asc", "desc"):
             raise InvalidArgument(f"order must be 'asc' or 'desc', got {order!r}")
         if status not in (None, "active", "archived"):
             raise InvalidArgument(f"status must be 'active', 'archived' or None, got {status!r}")
-        return self._ready().list_messages(_check_id("session_id", session_id) or "", status=status,
-                                           limit=_limit(limit), offset=_limit(offset, "offset") or 0, order=order,
+        return self._ready().list_messages(check.check_id("session_id", session_id) or "", status=status,
+                                           limit=check.limit(limit), offset=check.limit(offset, "offset") or 0, order=order,
                                            after=after, before=before)
 
     def get_message(self, session_id: str, message_id: str) -> Message:
-        return self._ready().get_message(_check_id("session_id", session_id) or "", _check_id("message_id", message_id) or "")
+        return self._ready().get_message(check.check_id("session_id", session_id) or "", check.check_id("message_id", message_id) or "")
 
     def update_message(self, session_id: str, message_id: str, *, metadata: Any = _UNSET,
                        status: Any = _UNSET, payload: Any = _UNSET) -> Message:
         changes: dict[str, Any] = {}
         if metadata is not _UNSET:
-            changes["metadata"] = _metadata(metadata)
+            changes["metadata"] = check.metadata(metadata)
         if status is not _UNSET:
             if status not in ("active", "archived"):
                 raise InvalidArgument(f"status must be 'active' or 'archived', got {status!r}")
@@ -594,7 +454,7 @@ class Kernel:
         """Delete one message and the entries only it produced."""
         return self._ready().delete_message(session_id, message_id)
 
-    def update_messages(self, session_id: str, message_ids: Sequence[str], *, status: str) -> list[Message]:
+    def update_messages(self, session_id: str, message_ids: Sequence[str], *, status: str) -> builtins.list[Message]:
         """Set the status of several messages in one transaction (e.g. archive the oldest n)."""
         if status not in ("active", "archived"):
             raise InvalidArgument(f"status must be 'active' or 'archived', got {status!r}")
@@ -602,14 +462,14 @@ class Kernel:
         with store.transaction():
             return [store.update_message(session_id, mid, {"status": status}) for mid in message_ids]
 
-    def delete_messages(self, session_id: str, message_ids: Sequence[str]) -> list[Message]:
+    def delete_messages(self, session_id: str, message_ids: Sequence[str]) -> builtins.list[Message]:
         """Delete several messages (and the entries only they produced) in one transaction."""
         store = self._ready()
         with store.transaction():
             return [store.delete_message(session_id, mid) for mid in message_ids]
 
     def set_messages(self, session_id: str, messages: Sequence[dict[str, Any]], *, user_id: str | None = None,
-                     agent_id: str | None = None, project_id: str | None = None) -> list[Message]:
+                     agent_id: str | None = None, project_id: str | None = None) -> builtins.list[Message]:
         """Replace every message of the session in one transaction (scope keywords as in ``add_messages``)."""
         store = self._ready()
         with store.transaction():
@@ -682,8 +542,8 @@ class Kernel:
         """
         from .portable import write_export
 
-        flt = EntryFilter(scope=_scope(user_id, agent_id, project_id, session_id), include_expired=True,
-                          include_invalid=True, metadata=_metadata_filter(metadata))
+        flt = EntryFilter(scope=check.scope_of(user_id, agent_id, project_id, session_id), include_expired=True,
+                          include_invalid=True, metadata=check.metadata_filter(metadata))
         filters = {k: v for k, v in {**flt.scope.as_dict(), "metadata": flt.metadata}.items() if v is not None}
         return write_export(self._ready(), out, flt, embedder=self.embedder, vectors=bool(vectors),
                             traces=bool(traces), filters=filters, progress=progress)
@@ -702,20 +562,13 @@ class Kernel:
         return import_records(self, source, dry_run=bool(dry_run), progress=progress)
 
 
-def _require_scope(session: Session, scope: Scope) -> None:
-    for name in ("user_id", "agent_id", "project_id"):
-        wanted = getattr(scope, name)
-        if wanted is not None and getattr(session.scope, name) != wanted:
-            raise ScopeError(f"Session {session.id!r} belongs to another {name} - use a different session id")
+def _in_thread(sync: Callable[Concatenate[Kernel, P], R]) -> Callable[Concatenate[AgentBase, P], Coroutine[Any, Any, R]]:
+    """The async twin of a ``Kernel`` method: the same call, run in a worker thread."""
 
+    async def method(self: AgentBase, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return await asyncio.to_thread(sync, self.sync, *args, **kwargs)
 
-def _async(name: str) -> Callable[..., Any]:
-    sync = getattr(Kernel, name)
-
-    @functools.wraps(sync)
-    async def method(self: AgentBase, *args: Any, **kwargs: Any) -> Any:
-        return await asyncio.to_thread(getattr(self.sync, name), *args, **kwargs)
-
+    functools.update_wrapper(method, sync)
     return method
 
 
@@ -736,44 +589,45 @@ class AgentBase:
     def path(self) -> Path:
         return self.sync.path
 
-    initialize = _async("initialize")
-    add_memory = _async("add_memory")
-    add_memories = _async("add_memories")
-    get = _async("get")
-    update = _async("update")
-    delete = _async("delete")
-    delete_all = _async("delete_all")
-    reset = _async("reset")
-    list = _async("list")
-    count = _async("count")
-    history = _async("history")
-    find = _async("find")
-    trace_session = _async("trace_session")
-    entity_graph = _async("entity_graph")
-    diff_entries = _async("diff_entries")
-    create_session = _async("create_session")
-    get_session = _async("get_session")
-    list_sessions = _async("list_sessions")
-    update_session = _async("update_session")
-    delete_session = _async("delete_session")
-    add_message = _async("add_message")
-    add_messages = _async("add_messages")
-    list_messages = _async("list_messages")
-    get_message = _async("get_message")
-    update_message = _async("update_message")
-    delete_message = _async("delete_message")
-    update_messages = _async("update_messages")
-    delete_messages = _async("delete_messages")
-    set_messages = _async("set_messages")
-    clear_session = _async("clear_session")
-    count_messages = _async("count_messages")
-    commit_session = _async("commit_session")
-    verify = _async("verify")
-    rebuild = _async("rebuild")
-    info = _async("info")
-    wait_embedded = _async("wait_embedded")
-    export = _async("export")
-    import_ = _async("import_")
+    initialize = _in_thread(Kernel.initialize)
+    add_memory = _in_thread(Kernel.add_memory)
+    add_memories = _in_thread(Kernel.add_memories)
+    get = _in_thread(Kernel.get)
+    update = _in_thread(Kernel.update)
+    delete = _in_thread(Kernel.delete)
+    delete_all = _in_thread(Kernel.delete_all)
+    reset = _in_thread(Kernel.reset)
+    list = _in_thread(Kernel.list)
+    count = _in_thread(Kernel.count)
+    history = _in_thread(Kernel.history)
+    find = _in_thread(Kernel.find)
+    trace_session = _in_thread(Kernel.trace_session)
+    entity_graph = _in_thread(Kernel.entity_graph)
+    diff_entries = _in_thread(Kernel.diff_entries)
+    create_session = _in_thread(Kernel.create_session)
+    get_session = _in_thread(Kernel.get_session)
+    list_sessions = _in_thread(Kernel.list_sessions)
+    update_session = _in_thread(Kernel.update_session)
+    delete_session = _in_thread(Kernel.delete_session)
+    add_message = _in_thread(Kernel.add_message)
+    add_messages = _in_thread(Kernel.add_messages)
+    list_messages = _in_thread(Kernel.list_messages)
+    get_message = _in_thread(Kernel.get_message)
+    update_message = _in_thread(Kernel.update_message)
+    delete_message = _in_thread(Kernel.delete_message)
+    update_messages = _in_thread(Kernel.update_messages)
+    delete_messages = _in_thread(Kernel.delete_messages)
+    set_messages = _in_thread(Kernel.set_messages)
+    clear_session = _in_thread(Kernel.clear_session)
+    count_messages = _in_thread(Kernel.count_messages)
+    commit_session = _in_thread(Kernel.commit_session)
+    verify = _in_thread(Kernel.verify)
+    rebuild = _in_thread(Kernel.rebuild)
+    info = _in_thread(Kernel.info)
+    stats = _in_thread(Kernel.stats)
+    wait_embedded = _in_thread(Kernel.wait_embedded)
+    export = _in_thread(Kernel.export)
+    import_ = _in_thread(Kernel.import_)
 
     async def close(self) -> None:
         """Close the file (after the deferred embedder, if any, has caught up). Safe to call twice."""

@@ -65,7 +65,8 @@ def import_from(kernel: Any, source: str, location: Any, *, table: str | None = 
     records = source_records(source, location, table=table, user_id=user_id)
     if progress is not None:
         records = _counted(records, progress)
-    return kernel.import_(records, dry_run=dry_run)
+    summary: dict[str, Any] = kernel.import_(records, dry_run=dry_run)
+    return summary
 
 
 def _counted(records: Iterator[dict[str, Any]], progress: Callable[[int, int], None]) -> Iterator[dict[str, Any]]:

@@ -62,7 +62,8 @@ def _conversation(sid: str, doc: dict[str, Any], items: list[dict[str, Any]],
                   user_id: str | None) -> Iterator[dict[str, Any]]:
     """A session kept as the OpenAI adapter keeps one: its public metadata (and tool resources)
     under ``metadata["openai"]``, its scope from ``--user-id`` or the metadata's ``user_id`` / ``agent_id``."""
-    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    raw_meta = doc.get("metadata")
+    meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
     state: dict[str, Any] = {"metadata": meta}
     if doc.get("tool_resources"):
         state["tool_resources"] = doc["tool_resources"]

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from agentbase_kernel.errors import InvalidArgument
+from agentbase_kernel import InvalidArgument
 
 __all__ = [
     "check_choice",
@@ -66,10 +66,7 @@ def json_type(value: Any) -> str:
 
 def invalid(message: str, *, param: str | None = None, code: str | None = None) -> InvalidArgument:
     """An ``InvalidArgument`` that also carries OpenAI's ``param`` and ``code``."""
-    error = InvalidArgument(message)
-    error.param = param  # type: ignore[attr-defined]
-    error.code = code  # type: ignore[attr-defined]
-    return error
+    return InvalidArgument(message, param=param, code=code)
 
 
 def check_metadata(value: Any, *, param: str = "metadata") -> dict[str, str]:

@@ -15,14 +15,12 @@ Class tree::
 
 from __future__ import annotations
 
-import asyncio
 import inspect
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from agentbase_kernel import AgentBase, Kernel, Message, MessageNotFound, NotFoundError, Session
-
 from agentbase_adapters._async import in_thread, on_calling_loop
+from agentbase_kernel import AgentBase, Kernel, Message, MessageNotFound, NotFoundError, Session
 
 from ._runs import RUN_ARGUMENTS, add_run, check_reply, fail, finish, new_run, run_message_ids, window
 from ._sdk import to_sdk
@@ -199,7 +197,7 @@ class OpenAIAssistantAdapter:
         size = check_limit(limit)
         direction = check_choice(order or "desc", ("asc", "desc"), param="order")
         session = self._session(session_id)
-        cursors = {"after": after or None, "before": before or None}
+        cursors: dict[str, Any] = {"after": after or None, "before": before or None}
         try:
             if run_id is None:
                 records = self._kernel.list_messages(session_id, limit=size + 1, order=direction, **cursors)
@@ -269,7 +267,8 @@ class OpenAIAssistantAdapter:
         return self._find(self._session(thread_id), text, top_k)
 
     def _find(self, session: Session, query: str, top_k: int) -> list[dict[str, Any]]:
-        hits = self._kernel.find(query, top_k=top_k, **session.scope.as_dict(), session_id=session.id)
+        scope: dict[str, Any] = {**session.scope.as_dict(), "session_id": session.id}
+        hits = self._kernel.find(query, top_k=top_k, **scope)
         return [context(hit) for hit in hits]
 
     # -- runs

@@ -55,7 +55,7 @@ class AgentBaseSession:
         self.session_id = session_id
         self.db = db
         self.session_settings = session_settings
-        self._scope = {"user_id": user_id, "agent_id": agent_id, "project_id": project_id}
+        self._scope: dict[str, Any] = {"user_id": user_id, "agent_id": agent_id, "project_id": project_id}
         self._created = False
 
     async def get_items(self, limit: int | None = None) -> list[Any]:

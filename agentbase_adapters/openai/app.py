@@ -347,8 +347,8 @@ def create_app(
 
 def _missing(param: str) -> InvalidArgument:
     error = InvalidArgument(f"Missing required parameter: '{param}'.")
-    error.param = param  # type: ignore[attr-defined]
-    error.code = "missing_required_parameter"  # type: ignore[attr-defined]
+    error.param = param
+    error.code = "missing_required_parameter"
     return error
 
 

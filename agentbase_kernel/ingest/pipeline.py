@@ -110,6 +110,7 @@ class Ingestor:
         self.texts_embedded = 0
         self._lock = threading.Lock()
         self._pending: dict[str, float] = {}  # entry id -> when it was queued (monotonic seconds)
+        self.pending_ttl_s = _PENDING_TTL_S
         self._wake = threading.Condition(self._lock)
         self._worker: threading.Thread | None = None
         self._stopping = False
@@ -215,7 +216,7 @@ class Ingestor:
                 now = time.monotonic()
                 with self._lock:
                     for entry_id in ids:
-                        if entry_id in visible or now - self._pending.get(entry_id, now) > _PENDING_TTL_S:
+                        if entry_id in visible or now - self._pending.get(entry_id, now) > self.pending_ttl_s:
                             self._pending.pop(entry_id, None)
                 self.embed_missing([(e.content_hash, e.l2_full) for e in visible.values()])
                 if not visible:
@@ -235,7 +236,7 @@ class Ingestor:
 
         Call it outside any open write of this thread: rows that write has not committed are
         invisible to the embedder until then, and the rows of a rolled-back write count as
-        pending for ``_PENDING_TTL_S`` seconds.
+        pending for ``pending_ttl_s`` seconds.
 
         Returns:
             ``False`` if ``timeout`` ran out first, or the embedder stopped on an error

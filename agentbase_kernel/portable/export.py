@@ -57,7 +57,7 @@ def write_export(store: Store, out: str | os.PathLike[str] | IO[str], flt: Entry
     lines = export_lines(store, flt, counts=counts, **options)
     if hasattr(out, "write"):
         for line in lines:
-            out.write(line + "\n")  # type: ignore[union-attr]
+            out.write(line + "\n")
         return counts
     if not isinstance(out, (str, os.PathLike)):
         raise InvalidArgument(f"out must be a path or a text stream, got {type(out).__name__}")

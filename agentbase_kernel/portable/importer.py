@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from ..errors import InvalidArgument, MessageNotFound
-from .format import SOURCE_KINDS, check_header, decode_line, decode_record
+from .format import check_header, decode_line, decode_record
 
 if TYPE_CHECKING:
     from ..kernel import Kernel
@@ -184,7 +184,7 @@ class _Importer:
         batch, self.messages = self.messages, []
         sid = batch[0][1]["session_id"]
         fresh = []
-        for where, fields in batch:
+        for _where, fields in batch:
             if fields.get("id") and self._has_message(sid, fields["id"]):
                 self.count("chat_message", "skipped")
                 continue

@@ -166,10 +166,10 @@ class Retriever:
             qvec = np.asarray(self.embedder.embed_batch([query])[0], dtype=np.float32)
             if not np.any(qvec):
                 qvec = None
-            hits = self.store.vector_search(qvec, flt, fetch) if qvec is not None else []
-            legs["vector"] = [rid for rid, _ in hits]
-            similarity = {rid: 1.0 - dist for rid, dist in hits}
-            t = timer.step("recall_vector", t, len(hits), fetch=fetch,
+            nearest = self.store.vector_search(qvec, flt, fetch) if qvec is not None else []
+            legs["vector"] = [rid for rid, _ in nearest]
+            similarity = {rid: 1.0 - dist for rid, dist in nearest}
+            t = timer.step("recall_vector", t, len(nearest), fetch=fetch,
                            backend=self.store.vector_backend)
         trace.degrade_reason = degrade
 
@@ -328,7 +328,8 @@ class Retriever:
             norms = {e.norm for e in self.ner.extract(query)}
             if not norms:
                 return
-            named = norms.__contains__
+            def named(norm: str) -> bool:
+                return norm in norms
         else:
             # only the speaker match is on: a name in the query is enough, no NER model run
             norms = set()
@@ -407,7 +408,7 @@ class Retriever:
                 scores[eid] = max(scores.get(eid, 0.0), c.fused * c.boost * cfg.co_retrieval_weight)
         missing = [eid for eid in scores if eid not in have]
         entries = self.store.get_entries(missing) if missing else {}
-        added = []
+        added: list[_Candidate] = []
         for eid, score in scores.items():
             known = have.get(eid)
             if known is not None:
@@ -443,7 +444,7 @@ class Retriever:
         """Round-robin across sessions so one long session cannot crowd out the rest."""
         buckets: dict[str | None, list[_Candidate]] = {}
         for c in ordered:
-            buckets.setdefault(c.entry.session_id if c.entry else None, []).append(c)  # type: ignore[union-attr]
+            buckets.setdefault(c.entry.session_id if c.entry else None, []).append(c)
         out: list[_Candidate] = []
         queues = list(buckets.values())
         while queues:
@@ -468,7 +469,8 @@ class Retriever:
 
     def _trim(self, hits: list[Hit], budget: int) -> list[Hit]:
         """Keep the best hits whose text at their level fits the token budget (at least one)."""
-        kept, used = [], 0
+        kept: list[Hit] = []
+        used = 0
         for h in hits:
             cost = tokenize.count_tokens(h.content)
             if used + cost > budget and kept:
@@ -496,5 +498,5 @@ def _vector_weight(cfg: RetrievalConfig, unseen: int, terms: int) -> float:
 def _overlaps(value: str, start: Any, end: Any) -> bool:
     first, _, last = value.partition("/")
     last = last or first
-    return first <= end.isoformat() and last >= start.isoformat()
+    return bool(first <= end.isoformat() and last >= start.isoformat())
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
-from typing import Any
+from typing import Any, overload
 
 from ..records import Scope
 
@@ -19,6 +19,12 @@ def utcnow() -> datetime:
     return datetime.now(timezone.utc)
 
 
+@overload
+def iso(value: datetime) -> str: ...
+@overload
+def iso(value: None) -> None: ...
+@overload
+def iso(value: datetime | None) -> str | None: ...
 def iso(value: datetime | None) -> str | None:
     """Fixed-width ISO 8601 in UTC, so that text order is time order."""
     if value is None:

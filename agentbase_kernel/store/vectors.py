@@ -55,7 +55,7 @@ def _matvec(matrix: np.ndarray, q: np.ndarray) -> np.ndarray:
     global _pool
     threads = min(SEARCH_THREADS, len(matrix) // _SPLIT_ROWS)
     if threads < 2:
-        return matrix @ q
+        return np.asarray(matrix @ q)
     with _pool_lock:
         if _pool is None or _pool._max_workers < threads - 1:
             _pool = ThreadPoolExecutor(max_workers=threads - 1, thread_name_prefix="agentbase-vectors")
@@ -73,7 +73,7 @@ def _matvec(matrix: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 if hasattr(np, "bitwise_count"):  # numpy >= 2
     def _popcount(words: np.ndarray) -> np.ndarray:
-        return np.bitwise_count(words)
+        return np.asarray(np.bitwise_count(words))
 else:  # pragma: no cover - numpy 1.x
     _BYTE_BITS = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
 
@@ -119,7 +119,7 @@ def nearest(dist: np.ndarray, ids: np.ndarray, n: int) -> np.ndarray:
     else:
         cand = np.nonzero(np.isfinite(dist))[0]
     cand = cand[np.isfinite(dist[cand])]
-    return cand[np.lexsort((ids[cand], dist[cand]))][:n]
+    return np.asarray(cand[np.lexsort((ids[cand], dist[cand]))][:n])
 
 
 def top_k_cosine(query: np.ndarray, ids: list[int], blobs: list[bytes], k: int) -> list[tuple[int, float]]:

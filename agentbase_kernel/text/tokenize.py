@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
+from typing import Any
 
 __all__ = [
     "STOPWORDS",
@@ -118,7 +119,7 @@ _ENCODER: object | None = None
 _ENCODER_TRIED = False
 
 
-def _encoder():  # type: ignore[no-untyped-def]
+def _encoder() -> Any:
     """tiktoken's cl100k_base, but only from a local cache: it must never download."""
     global _ENCODER, _ENCODER_TRIED
     if not _ENCODER_TRIED:

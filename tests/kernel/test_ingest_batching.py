@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from agentbase_kernel import Kernel
-from agentbase_kernel.ingest import pipeline
 from agentbase_kernel.records import Scope
 from agentbase_kernel.store import EntryFilter
 from tests.conftest import HashEmbedder
@@ -159,10 +158,10 @@ def test_deferred_with_real_spacy_and_minilm(tmp_path, minilm):
         k.ingestor.close()
 
 
-def test_deferred_rolled_back_write_is_dropped_and_close_stops_the_worker(tmp_path, monkeypatch):
-    monkeypatch.setattr(pipeline, "_PENDING_TTL_S", 0.2)
+def test_deferred_rolled_back_write_is_dropped_and_close_stops_the_worker(tmp_path):
     embedder = RecordingEmbedder()
     with Kernel(tmp_path / "r.db", embedder=embedder, ner="regex") as k:
+        k.ingestor.pending_ttl_s = 0.2
         k.ingestor.defer_embedding = True
         with pytest.raises(RuntimeError), k.transaction():
             k.add_messages("s", [{"role": "user", "content": "this write is rolled back"}], user_id="u")

@@ -280,3 +280,28 @@ async def test_async_twins(populated: Kernel, tmp_path: Path) -> None:
         assert (await db.import_(path))["by_type"]["entry"]["inserted"] > 0
         counts = await db.export(tmp_path / "b.jsonl")
     assert records(path) == records(tmp_path / "b.jsonl") and counts["entry"] > 0
+
+
+def test_same_text_under_another_id_is_kept_once(populated: Kernel, tmp_path: Path) -> None:
+    path = tmp_path / "alice.jsonl"
+    populated.export(path, user_id="alice")
+    with Kernel(tmp_path / "t.db", embedder=HashEmbedder()) as k:
+        mine = k.add_memory("I like green tea in the morning", user_id="alice").entry
+        summary = k.import_(path)
+        assert summary["by_type"]["entry"]["skipped"] == 1
+        teas = [e for e in k.list(user_id="alice", limit=None) if e.l2_full == "I like green tea in the morning"]
+        assert [e.id for e in teas] == [mine.id]
+        assert k.verify()["ok"]
+
+
+def test_failed_export_leaves_no_file(populated: Kernel, tmp_path: Path) -> None:
+    def stop(done: int, total: int) -> None:
+        if done == 3:
+            raise KeyboardInterrupt
+
+    path = tmp_path / "out.jsonl"
+    with pytest.raises(KeyboardInterrupt):
+        populated.export(path, progress=stop)
+    assert not path.exists() and not (tmp_path / "out.jsonl.partial").exists()
+    with pytest.raises(InvalidArgument, match="does not exist"):
+        populated.export(tmp_path / "no" / "such" / "dir.jsonl")

@@ -10,6 +10,7 @@ from typing import Any
 from ...errors import DuplicateEntry, EntryNotFound, InvalidArgument
 from ...records import Entry, HistoryEvent, Scope
 from ..base import EntryFilter, iso, parse_iso, utcnow
+from ..protocol import EntryRow
 from .core import ENTRY_COLS, SqliteCore, dumps, mapped, scope_key, select_in
 
 __all__ = ["EntriesMixin"]
@@ -19,7 +20,7 @@ class EntriesMixin(SqliteCore):
     """The ``entries`` and ``entry_history`` tables (and ``entry_links``)."""
 
     @mapped
-    def insert_entry(self, row: dict[str, Any], *, history: bool = True) -> tuple[Entry, bool]:
+    def insert_entry(self, row: EntryRow, *, history: bool = True) -> tuple[Entry, bool]:
         """Insert, or return the live exact duplicate of the same scope: ``(entry, inserted)``."""
         scope = Scope(row.get("user_id"), row.get("agent_id"), row.get("project_id"), row.get("session_id"))
         now = iso(row.get("created_at") or utcnow())
@@ -66,7 +67,7 @@ class EntriesMixin(SqliteCore):
                     raise InvalidArgument(f"An entry with id {values['id']!r} already exists")
                 return self._entry(existing), False
             if history:
-                self._history(conn, values["id"], "ADD", None, values["l2_full"], row.get("actor"), row.get("role"), now)
+                self._history(conn, entry_id, "ADD", None, row["l2_full"], row.get("actor"), row.get("role"), now)
             entry = conn.execute(f"SELECT {ENTRY_COLS} FROM entries WHERE id = ?", (values["id"],)).fetchone()
             return self._entry(entry), True
 

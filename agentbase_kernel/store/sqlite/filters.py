@@ -35,6 +35,10 @@ def compile_metadata_filter(flt: MetadataFilter, column: str) -> tuple[str, list
     if isinstance(flt, Not):
         sql, args = compile_metadata_filter(AnyOf(flt.items), column)
         return f"(NOT {sql})", args
+    if "." not in flt.key and _plain(flt.key):
+        fast = _fast_condition(flt, column, f'$."{flt.key}"')
+        if fast is not None:
+            return fast
     node_sql, node_args = _node(column, flt.key)
     cond_sql, cond_args = _condition(flt)
     # placeholders in text order: the condition, then the node
@@ -59,7 +63,8 @@ def _path(column: str, segments: list[str]) -> tuple[str, list[Any]]:
     """The JSON text at ``segments`` below ``column``, or NULL."""
     if all(_plain(s) for s in segments):
         return f"({column} -> ?)", ["$" + "".join(f'."{s}"' for s in segments)]
-    sql, args = column, []
+    sql: str = column
+    args: list[Any] = []
     for segment in segments:  # one json_each step per key: any characters, at a little more cost
         sql = (f"(SELECT CASE WHEN type IN ('true','false','null') THEN type WHEN type IN ('array','object') "
                f"THEN value ELSE json_quote(value) END FROM json_each({sql}) WHERE key = ?)")
@@ -73,6 +78,42 @@ def _node(column: str, key: str) -> tuple[str, list[Any]]:
         return literal
     nested = _path(column, key.split("."))
     return f"coalesce({literal[0]}, {nested[0]})", [*literal[1], *nested[1]]
+
+
+# an ``in`` list this long or shorter is bound value by value; a longer one goes as one JSON array
+_INLINE_IN = 64
+
+
+def _fast_condition(cond: Cond, column: str, path: str) -> tuple[str, list[Any]] | None:
+    """The common conditions on a top-level key, read in place (about 4x cheaper than the general
+    form); ``None`` for the rest. The cheap comparison comes first so SQLite can stop there."""
+    value, kind = f"({column} ->> ?)", f"json_type({column}, ?)"
+    op, x = cond.op, cond.operand
+    if op in ("in", "nin"):
+        if len(x) > _INLINE_IN or any(isinstance(v, (list, dict)) for v in x):
+            return None
+        scalars = [v for v in x if v is not None]
+        parts: list[str] = []
+        args: list[Any] = []
+        if scalars:
+            parts.append(f"({value} IN ({', '.join('?' * len(scalars))}) AND {kind} IN {_SCALAR})")
+            args += [path, *scalars, path]
+        if len(scalars) < len(x):
+            parts.append(f"{kind} = 'null'")
+            args.append(path)
+        sql = f"coalesce({' OR '.join(parts) or '0'}, 0)"
+        return (sql if op == "in" else f"(NOT {sql})"), args
+    if op in ("gt", "gte", "lt", "lte"):
+        sign = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}[op]
+        types = "('text')" if isinstance(x, str) else "('integer','real')"
+        return f"coalesce({value} {sign} ? AND {kind} IN {types}, 0)", [path, x, path]
+    if op == "exists":
+        return (f"({kind} IS NOT NULL)" if x else f"({kind} IS NULL)"), [path]
+    if op == "startswith":
+        return f"coalesce(instr({value}, ?) = 1 AND {kind} = 'text', 0)", [path, x, path]
+    if op == "icontains":
+        return f"coalesce(instr({LOWER_FUNCTION}({value}), ?) > 0 AND {kind} = 'text', 0)", [path, x.lower(), path]
+    return None
 
 
 def _equal(t: str, v: str, ot: str, ov: str) -> str:

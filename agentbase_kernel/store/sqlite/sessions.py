@@ -10,6 +10,7 @@ from typing import Any
 from ...errors import MessageNotFound, SessionNotFound
 from ...records import Message, Provenance, Scope, Session
 from ..base import EntryFilter, iso, parse_iso, utcnow
+from ..protocol import MessageRow
 from .core import dumps, mapped, select_in
 from .entries import EntriesMixin
 
@@ -93,7 +94,7 @@ class SessionsMixin(EntriesMixin):
                        status=row[8], created_at=parse_iso(row[9]), entry_id=row[10])
 
     @mapped
-    def insert_message(self, session_id: str, row: dict[str, Any], position: int | None = None) -> Message:
+    def insert_message(self, session_id: str, row: MessageRow, position: int | None = None) -> Message:
         with self.conns.write() as conn:
             if position is None:
                 seq = conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE session_id = ?",

@@ -57,14 +57,6 @@ class SqliteStore(SessionsMixin, VectorsMixin, FtsMixin, EntitiesMixin, TracesMi
         self._fts_seq = -1
         self._fts_now = ""
 
-    @property
-    def vec_enabled(self) -> bool:
-        """sqlite-vec is loaded (else vectors are searched with numpy)."""
-        return bool(self.conns.vec_loaded)
-
-    @property
-    def vector_backend(self) -> str:
-        return "sqlite-vec" if self.vec_enabled else "numpy"
 
     def open(self) -> None:
         if str(self.path) != ":memory:" and not self.path.exists():
@@ -163,7 +155,9 @@ class SqliteStore(SessionsMixin, VectorsMixin, FtsMixin, EntitiesMixin, TracesMi
         """Row counts of the file: every entry (expired and superseded too), the live ones,
         sessions, messages and stored vectors."""
         with self.conns.read() as conn:
-            one = lambda sql: int(conn.execute(sql).fetchone()[0])  # noqa: E731
+            def one(sql: str) -> int:
+                return int(conn.execute(sql).fetchone()[0])
+
             return {"entries": one("SELECT count(*) FROM entries"),
                     "entries_valid": one("SELECT count(*) FROM entries WHERE invalid_at IS NULL"),
                     "sessions": one("SELECT count(*) FROM sessions"),

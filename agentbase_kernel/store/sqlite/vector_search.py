@@ -41,6 +41,15 @@ class VectorsMixin(SqliteCore):
     _cache_lock: threading.RLock
     _vindex: OrderedDict[tuple[str | None, ...], VectorIndex]
 
+    @property
+    def vec_enabled(self) -> bool:
+        """sqlite-vec is loaded (else vectors are searched with numpy)."""
+        return bool(self.conns.vec_loaded)
+
+    @property
+    def vector_backend(self) -> str:
+        return "sqlite-vec" if self.vec_enabled else "numpy"
+
     @mapped
     def missing_vectors(self, hashes: Iterable[str]) -> set[str]:
         wanted = set(hashes)

@@ -80,7 +80,7 @@ class SentenceTransformerEmbedder(Embedder):
                 MODELS[key] = loaded
         self._model = loaded
         get_dim = getattr(loaded, "get_embedding_dimension", None) or loaded.get_sentence_embedding_dimension
-        self.dim = int(get_dim())
+        self.dim = int(get_dim())  # type: ignore[arg-type]
 
     def embed_batch(self, texts: list[str]) -> np.ndarray:
         if not texts:

@@ -112,12 +112,12 @@ def _export_onnx(model_dir: Path, target: Path) -> None:
     from transformers.utils import logging as hf_logging
 
     progress_bar = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()  # "Loading weights: 100%" on stderr, in a library call
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # "Loading weights: 100%" on stderr
     try:
         bert = AutoModel.from_pretrained(str(model_dir), local_files_only=True)
     finally:
         if progress_bar:
-            hf_logging.enable_progress_bar()
+            hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
     module = MeanPooled(bert).eval()
     # a padded example: an all-ones mask could let the tracer drop the mask from the graph
     input_ids = torch.tensor([[101, 7592, 2088, 102], [101, 7592, 102, 0]], dtype=torch.long)

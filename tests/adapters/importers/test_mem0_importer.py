@@ -16,10 +16,10 @@ import pytest
 os.environ.setdefault("MEM0_TELEMETRY", "False")
 os.environ.setdefault("MEM0_DIR", tempfile.mkdtemp(prefix="mem0-"))
 
-from agentbase_adapters.importers import import_from  # noqa: E402
-from agentbase_adapters.mem0 import Mem0Adapter  # noqa: E402
-from agentbase_kernel import AgentBase, InvalidArgument  # noqa: E402
-from tests.conftest import HashEmbedder  # noqa: E402
+from agentbase_adapters.importers import import_from
+from agentbase_adapters.mem0 import Mem0Adapter
+from agentbase_kernel import AgentBase, InvalidArgument
+from tests.conftest import HashEmbedder
 
 
 class HashForMem0:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def _open(path: str):  # noqa: ANN202 - imports stay inside the child
+def _open(path: str):
     from agentbase_kernel import AgentBase
     from tests.conftest import HashEmbedder
 

@@ -17,7 +17,7 @@ DOCS = Path(__file__).parents[3] / "docs" / "compat"
 
 def _public(cls: type, *, own_module_prefix: str) -> set[str]:
     names = set()
-    for name, member in inspect.getmembers(cls):
+    for name, _member in inspect.getmembers(cls):
         if name.startswith("_"):
             continue
         owner = next((k for k in cls.__mro__ if name in vars(k)), None)

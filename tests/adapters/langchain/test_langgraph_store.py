@@ -197,6 +197,23 @@ def test_search_namespace_prefix_limit_offset_and_order(store: BaseStore) -> Non
     assert len(store.search(())) == 8
 
 
+def test_search_pages_namespace_by_namespace_after_deletes(store: BaseStore) -> None:
+    # namespace "a" keeps its place after its first item is gone and a later one is added
+    store.put(("d", "a"), "a0", {"i": 0})
+    store.put(("d", "b"), "b0", {"i": 1})
+    store.put(("d", "a"), "a1", {"i": 2})
+    store.put(("d", "c"), "c0", {"i": 3})
+    store.delete(("d", "a"), "a0")
+    store.put(("d", "a"), "a2", {"i": 4})
+    store.put(("d", "b"), "b1", {"i": 5})
+    everything = [r.key for r in store.search(("d",), limit=100)]
+    assert everything == ["a1", "a2", "b0", "b1", "c0"]
+    pages = [[r.key for r in store.search(("d",), limit=2, offset=o)] for o in range(0, 6, 2)]
+    assert pages == [["a1", "a2"], ["b0", "b1"], ["c0"]]
+    assert [r.key for r in store.search(("d",), limit=2, offset=1)] == ["a2", "b0"]
+    assert [r.key for r in store.search(("d",), filter={"i": {"$gte": 3}})] == ["a2", "b1", "c0"]
+
+
 @pytest.mark.parametrize(
     ("flt", "expected"),
     [
@@ -326,6 +343,15 @@ def test_index_choices(ours: AgentBaseStore, db: AgentBase) -> None:
     assert results[0].key == "plain" and results[0].score is not None
     assert results[-1].key == "hidden" and results[-1].score is None
     assert ours.search(ns, query="zany zebra Xerxes", limit=1)[0].key == "plain"
+
+
+def test_items_written_before_namespace_order_still_list_grouped(ours: AgentBaseStore, db: AgentBase) -> None:
+    for ns, key in [(("d", "a"), "a0"), (("d", "b"), "b0"), (("d", "a"), "a1")]:
+        ours.put(ns, key, {"k": key})
+    [old] = db.sync.list(metadata={"lg_key": "a0"})
+    db.sync.update(old.id, metadata={k: v for k, v in old.metadata.items() if k != "lg_ns_order"})
+    assert [r.key for r in ours.search(("d",))] == ["a0", "a1", "b0"]
+    assert [r.key for r in ours.search(("d",), offset=1, limit=1)] == ["a1"]
 
 
 def test_index_fields_option(db: AgentBase) -> None:

@@ -22,9 +22,8 @@ os.environ.setdefault("MEM0_TELEMETRY", "False")
 os.environ.setdefault("MEM0_DIR", tempfile.mkdtemp(prefix="mem0-"))
 os.environ.setdefault("OPENAI_API_KEY", "sk-test")
 
-from agentbase_kernel import AgentBase  # noqa: E402
-
-from agentbase_adapters.mem0 import AsyncMem0Adapter, Mem0Adapter  # noqa: E402
+from agentbase_adapters.mem0 import AsyncMem0Adapter, Mem0Adapter
+from agentbase_kernel import AgentBase
 
 
 class MiniLMForMem0:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from agentbase_kernel import AgentBase
-
 from agentbase_adapters.mem0 import Memory
 from agentbase_adapters.minimal import MinimalAdapter
+from agentbase_kernel import AgentBase
 
 
 def test_memory_writes_kernel_and_minimal_read_the_same_file(tmp_path, hash_embedder):

@@ -1,7 +1,8 @@
-"""Mem0's filter language: our evaluator against mem0's own Qdrant store, on random filters.
+"""Mem0's filter language: ours (translated to the kernel's SQL filter) against mem0's own Qdrant store.
 
 mem0's ``get_all`` hands ``filters`` to its vector store; with the default store that is
-``mem0.vector_stores.qdrant.Qdrant._create_filter`` evaluated by local Qdrant. Both sides see the
+``mem0.vector_stores.qdrant.Qdrant._create_filter`` evaluated by local Qdrant. Ours is
+``Mem0Adapter.get_all``, whose filters the store evaluates in SQL. Both sides see the
 same payloads and the same generated filter and must select the same memories. ``contains`` /
 ``icontains`` are left out: Qdrant matches whole words there, we match substrings (compat doc).
 """
@@ -16,7 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentbase_adapters.mem0 import _matches
+from agentbase_adapters.mem0 import Mem0Adapter
+from agentbase_kernel import AgentBase
+from tests.conftest import HashEmbedder
 
 KEYS = ["topic", "stars", "lang"]
 VALUES = st.one_of(st.sampled_from(["food", "pets", "work", "en"]), st.integers(0, 5))
@@ -73,6 +76,23 @@ def qdrant_store(mem0_offline):
     return store, ids
 
 
+@pytest.fixture(scope="module")
+def ours(tmp_path_factory):
+    db = AgentBase(tmp_path_factory.mktemp("filters") / "memory.db", embedder=HashEmbedder(), ner="regex")
+    memory = Mem0Adapter(db)
+    index = {}
+    for i, payload in enumerate(PAYLOADS):
+        [row] = memory.add(f"memory number {i}", user_id="u", metadata=dict(payload) or None, infer=False)["results"]
+        index[row["id"]] = i
+    yield memory, index
+    db.sync.close()
+
+
+def _ours_selects(ours: Any, flt: dict[str, Any]) -> set[int]:
+    memory, index = ours
+    return {index[row["id"]] for row in memory.get_all(filters={"user_id": "u", **flt}, top_k=100)["results"]}
+
+
 def _mem0_selects(store: Any, flt: dict[str, Any]) -> set[int]:
     listed = store.list(filters=flt, top_k=100)
     rows = listed[0] if listed and isinstance(listed[0], list) else listed
@@ -81,7 +101,6 @@ def _mem0_selects(store: Any, flt: dict[str, Any]) -> set[int]:
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(flt=_filters())
-def test_our_filter_evaluation_matches_mem0s_qdrant_store(qdrant_store, flt):
+def test_our_filter_evaluation_matches_mem0s_qdrant_store(qdrant_store, ours, flt):
     store, _ = qdrant_store
-    ours = {i for i, payload in enumerate(PAYLOADS) if _matches(payload, flt)}
-    assert ours == _mem0_selects(store, flt), flt
+    assert _ours_selects(ours, flt) == _mem0_selects(store, flt), flt

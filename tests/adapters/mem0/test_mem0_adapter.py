@@ -17,12 +17,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agentbase_adapters.mem0 import (
+    AsyncMemory,
+    Mem0Adapter,
+    Memory,
+    MemoryNotFound,
+    ValidationError,
+    _embedder_spec,
+)
 from agentbase_kernel import AgentBase, ClosedError, EntryNotFound, InvalidArgument, Kernel
 from agentbase_kernel.errors import AgentBaseError
-
-from agentbase_adapters.mem0 import AsyncMem0Adapter, AsyncMemory, Mem0Adapter, Memory, MemoryNotFound, ValidationError
-from agentbase_adapters.mem0 import _embedder_spec
-
 
 # ---------------------------------------------------------------------------- the 1.x calling style
 

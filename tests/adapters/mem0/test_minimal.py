@@ -6,9 +6,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentbase_kernel import AgentBase, ClosedError, Hit, InvalidArgument
-
 from agentbase_adapters.minimal import MinimalAdapter
+from agentbase_kernel import ClosedError, Hit, InvalidArgument
 
 
 @pytest.fixture

@@ -6,9 +6,8 @@ import sys
 
 import pytest
 
-from agentbase_kernel import MissingDependency
-
 from agentbase_adapters._require import require
+from agentbase_kernel import MissingDependency
 
 
 def test_returns_the_module():

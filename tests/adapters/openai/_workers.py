@@ -13,10 +13,9 @@ def echo(messages: list[dict[str, str]], context: list[dict[str, Any]]) -> str:
 def create_runs(path: str, thread_id: str, tag: str, n: int, rounds: int) -> None:
     """``n`` runs on ``thread_id``, each from a fresh adapter instance, tagged ``tag`` in run metadata;
     then ``rounds`` metadata changes of every one of them (each a read-modify-write of the thread's runs)."""
+    from agentbase_adapters.openai import OpenAIAssistantAdapter
     from agentbase_kernel import AgentBase
     from tests.conftest import HashEmbedder
-
-    from agentbase_adapters.openai import OpenAIAssistantAdapter
 
     db = AgentBase(Path(path), embedder=HashEmbedder(), ner="regex")
     try:

@@ -22,14 +22,14 @@ from starlette.testclient import TestClient
 from agentbase_adapters.openai import create_app
 from agentbase_kernel import AgentBase
 
-LOOPBACK = ("127.0.0.1", "::1", "localhost")
-
 from .openai_testkit import (
     ASSISTANTS_DEPRECATED,
     WireChecker,
     reply_with_context,
     sync_client,
 )
+
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

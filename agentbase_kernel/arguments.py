@@ -1,0 +1,168 @@
+"""Checking what callers pass to the kernel: ids, scopes, times, limits, metadata, tags, items.
+
+Every public ``Kernel`` method checks its arguments here before touching the store, so a bad
+value is an ``InvalidArgument`` / ``ScopeError`` that says what to pass, never a database error.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date, datetime, timezone
+from typing import Any
+
+from .errors import InvalidArgument, ScopeError
+from .ingest.pipeline import validate_text
+from .records import ContextType, Scope, Session
+from .store.filters import parse_metadata_filter
+
+__all__ = ["check_id", "count", "entry_id", "limit", "memory_item", "message_item", "metadata", "metadata_filter",
+           "require_scope", "scope_of", "tags", "when"]
+
+
+def check_id(name: str, value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ScopeError(f"{name} must be a str, got {type(value).__name__}")
+    if not value or "\x00" in value or len(value) > 512:
+        raise ScopeError(f"{name} must be a non-empty string without NUL bytes, at most 512 characters; got {value!r:.80}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ScopeError(f"{name} is not valid Unicode (lone surrogates)") from None
+    return value
+
+
+def scope_of(user_id: Any = None, agent_id: Any = None, project_id: Any = None, session_id: Any = None) -> Scope:
+    return Scope(check_id("user_id", user_id), check_id("agent_id", agent_id),
+                 check_id("project_id", project_id), check_id("session_id", session_id))
+
+
+def when(value: Any, name: str) -> datetime | None:
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day, tzinfo=timezone.utc)
+    if isinstance(value, str):
+        from .text.dates import parse_datetime
+
+        parsed = parse_datetime(value)
+        if parsed is not None:
+            return parsed
+    raise InvalidArgument(f"{name} must be a datetime, a date or an ISO date string, got {value!r:.80}")
+
+
+def limit(value: Any, name: str = "limit") -> int | None:
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise InvalidArgument(f"{name} must be a non-negative int or None, got {value!r}")
+    return value
+
+
+def count(value: Any, name: str = "limit") -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise InvalidArgument(f"{name} must be a non-negative int, got {value!r}")
+    return value
+
+
+def metadata(value: Any) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InvalidArgument(f"metadata must be a dict, got {type(value).__name__}")
+    for key in value:
+        if not isinstance(key, str):
+            raise InvalidArgument(f"metadata keys must be strings, got {key!r}")
+    try:
+        json.dumps(value, ensure_ascii=False, default=str).encode("utf-8")
+    except (ValueError, UnicodeEncodeError) as exc:
+        raise InvalidArgument(f"metadata is not JSON-serialisable: {exc}") from None
+    return dict(value)
+
+
+def metadata_filter(value: Any) -> dict[str, Any] | None:
+    """A metadata filter (operators and all, docs/kernel-api.md), checked before any query runs."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise InvalidArgument(f"metadata must be a dict, got {type(value).__name__}")
+    parse_metadata_filter(value)
+    return dict(value)
+
+
+def tags(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str) or not all(isinstance(t, str) for t in value):
+        raise InvalidArgument("tags must be a list of strings")
+    return list(value)
+
+
+def memory_item(text: Any, **kw: Any) -> dict[str, Any]:
+    scope = scope_of(kw.get("user_id"), kw.get("agent_id"), kw.get("project_id"), kw.get("session_id"))
+    context_type = kw.get("context_type", "memory")
+    try:
+        context_type = ContextType(getattr(context_type, "value", context_type)).value
+    except ValueError:
+        raise InvalidArgument(f"context_type must be one of memory, resource, skill; got {context_type!r}") from None
+    confidence = kw.get("confidence", 1.0)
+    if not isinstance(confidence, (int, float)) or isinstance(confidence, bool) or not 0 <= confidence <= 1:
+        raise InvalidArgument(f"confidence must be a number in [0, 1], got {confidence!r}")
+    role = kw.get("role", "user")
+    if role is not None and not isinstance(role, str):
+        raise InvalidArgument(f"role must be a str, got {type(role).__name__}")
+    category = kw.get("category")
+    if category is not None and not isinstance(category, str):
+        raise InvalidArgument(f"category must be a str, got {type(category).__name__}")
+    entry_id = kw.get("entry_id")
+    if entry_id is not None:
+        check_id("entry_id", entry_id)
+    return {
+        "text": validate_text(text), **scope.as_dict(), "category": category, "tags": tags(kw.get("tags")),
+        "metadata": metadata(kw.get("metadata")), "role": role, "actor": kw.get("actor"),
+        "context_type": context_type, "confidence": float(confidence),
+        "created_at": when(kw.get("created_at"), "created_at"),
+        "valid_from": when(kw.get("valid_from"), "valid_from"),
+        "expires_at": when(kw.get("expires_at"), "expires_at"), "infer": bool(kw.get("infer", False)),
+        "entry_id": entry_id, "dedup": bool(kw.get("dedup", True)),
+    }
+
+
+def message_item(item: dict[str, Any]) -> dict[str, Any]:
+    if not isinstance(item, dict):
+        raise InvalidArgument(f"each message must be a dict with 'role' and 'content', got {type(item).__name__}")
+    role = item.get("role")
+    if not isinstance(role, str) or not role:
+        raise InvalidArgument(f"message role must be a non-empty str, got {role!r}")
+    content = item.get("content", "")
+    if not isinstance(content, str):
+        raise InvalidArgument(f"message content must be a str, got {type(content).__name__}")
+    try:
+        content.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidArgument("message content contains lone surrogates and is not valid Unicode") from None
+    status = item.get("status", "active")
+    if status not in ("active", "archived"):
+        raise InvalidArgument(f"status must be 'active' or 'archived', got {status!r}")
+    message_id = item.get("message_id") or item.get("id")
+    if message_id is not None:
+        check_id("message_id", message_id)
+    return {"role": role, "content": content, "name": item.get("name"), "metadata": metadata(item.get("metadata")),
+            "payload": item.get("payload"), "status": status, "id": message_id,
+            "created_at": when(item.get("created_at"), "created_at"), "ingest": item.get("ingest", True)}
+
+
+def entry_id(entry_id: Any) -> str:
+    if not isinstance(entry_id, str) or not entry_id:
+        raise InvalidArgument(f"entry_id must be a non-empty str, got {entry_id!r:.80}")
+    return entry_id
+
+
+def require_scope(session: Session, scope: Scope) -> None:
+    for name in ("user_id", "agent_id", "project_id"):
+        wanted = getattr(scope, name)
+        if wanted is not None and getattr(session.scope, name) != wanted:
+            raise ScopeError(f"Session {session.id!r} belongs to another {name} - use a different session id")

@@ -1,0 +1,157 @@
+"""The import rules of docs/architecture.md, checked on every import statement (parsed with ``ast``)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import agentbase_kernel
+
+ROOT = Path(__file__).resolve().parents[1]
+KERNEL = "agentbase_kernel"
+
+
+def _module_name(path: Path) -> tuple[str, str]:
+    """``(module, package)`` of a source file under ROOT."""
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+        return ".".join(parts), ".".join(parts)
+    return ".".join(parts), ".".join(parts[:-1])
+
+
+def _type_only_lines(tree: ast.Module) -> set[int]:
+    """Lines inside ``if TYPE_CHECKING:`` blocks: imports there never run."""
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.body:
+                lines.update(range(child.lineno, (child.end_lineno or child.lineno) + 1))
+    return lines
+
+
+def imports(path: Path) -> Iterator[tuple[str, list[str], bool]]:
+    """``(absolute module, imported names, type_only)`` for each import in the file."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    _, package = _module_name(path)
+    type_only = _type_only_lines(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, [], node.lineno in type_only
+        elif isinstance(node, ast.ImportFrom):
+            names = [a.name for a in node.names]
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                module = ".".join(base + ([node.module] if node.module else []))
+                if node.module is None:  # from . import x: each name is a submodule or a package attribute
+                    for name in names:
+                        yield f"{module}.{name}", [], node.lineno in type_only
+                    continue
+            else:
+                module = node.module or ""
+            yield module, names, node.lineno in type_only
+
+
+def sources(package: str) -> list[Path]:
+    folder = ROOT / package
+    return sorted(folder.rglob("*.py")) if folder.exists() else []
+
+
+def _inside(module: str, *prefixes: str) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+
+def _violations(package: str, forbidden: tuple[str, ...], *, allow_type_only: bool = False,
+                skip: tuple[str, ...] = ()) -> list[str]:
+    bad = []
+    for path in sources(package):
+        name, _ = _module_name(path)
+        if _inside(name, *skip):
+            continue
+        for module, _, type_only in imports(path):
+            if _inside(module, *forbidden) and not (allow_type_only and type_only):
+                bad.append(f"{path.relative_to(ROOT)} imports {module}")
+    return bad
+
+
+def test_the_rules_see_the_imports() -> None:
+    """The parser resolves relative imports: otherwise every rule below would pass vacuously."""
+    found = {m for m, _, _ in imports(ROOT / "agentbase_kernel/ingest/pipeline.py")}
+    assert {"agentbase_kernel.store.protocol", "agentbase_kernel.text", "agentbase_kernel.errors"} <= found
+
+
+def test_the_kernel_never_imports_adapters_or_the_cli() -> None:
+    # agentbase_kernel/cli.py moves to agentbase_cli/ (issue 17); until then it is the one exception
+    assert _violations(KERNEL, ("agentbase_adapters", "agentbase_cli"), skip=(f"{KERNEL}.cli",)) == []
+
+
+@pytest.mark.parametrize(("floor", "above"), [
+    ("errors", ("config", "records", "store", "text", "ingest", "retrieve", "portable", "kernel", "cli")),
+    ("records", ("config", "store", "text", "ingest", "retrieve", "portable", "kernel", "cli")),
+    ("config", ("store", "text", "ingest", "retrieve", "portable", "kernel", "cli")),
+    ("store", ("text", "ingest", "retrieve", "portable", "kernel", "cli")),
+    ("text", ("store", "ingest", "retrieve", "portable", "kernel", "cli")),
+    ("ingest", ("retrieve", "portable", "kernel", "cli")),
+    ("retrieve", ("ingest", "portable", "kernel", "cli")),
+])
+def test_no_import_runs_up_a_floor(floor: str, above: tuple[str, ...]) -> None:
+    target = f"{KERNEL}/{floor}" if (ROOT / KERNEL / floor).is_dir() else f"{KERNEL}/{floor}.py"
+    bad = []
+    for path in [ROOT / target] if target.endswith(".py") else sorted((ROOT / target).rglob("*.py")):
+        for module, _, _ in imports(path):
+            if _inside(module, *(f"{KERNEL}.{a}" for a in above)):
+                bad.append(f"{path.relative_to(ROOT)} imports {module}")
+    assert bad == []
+
+
+def test_portable_needs_the_kernel_for_type_hints_only() -> None:
+    assert _violations(f"{KERNEL}/portable", (f"{KERNEL}.kernel", f"{KERNEL}.cli"), allow_type_only=True) == []
+
+
+def test_text_has_no_sql() -> None:
+    assert _violations(f"{KERNEL}/text", ("sqlite3", "sqlean", "pysqlite3", "sqlite_vec")) == []
+
+
+def test_the_wings_see_the_store_only_through_its_protocol() -> None:
+    backends = (f"{KERNEL}.store.sqlite",)
+    bad = [*_violations(f"{KERNEL}/ingest", backends), *_violations(f"{KERNEL}/retrieve", backends),
+           *_violations(f"{KERNEL}/portable", backends)]
+    kernel_py = [m for m, _, _ in imports(ROOT / KERNEL / "kernel.py") if _inside(m, *backends)]
+    assert bad == [] and kernel_py == []
+
+
+def test_the_backend_neutral_store_modules_name_no_backend() -> None:
+    for name in ("base.py", "protocol.py", "filters.py"):
+        modules = [m for m, _, _ in imports(ROOT / KERNEL / "store" / name)]
+        assert not any(_inside(m, f"{KERNEL}.store.sqlite", "sqlite3", "sqlean") for m in modules), name
+
+
+def test_adapters_import_only_public_kernel_names() -> None:
+    public = set(agentbase_kernel.__all__)
+    bad = []
+    for path in sources("agentbase_adapters"):
+        for module, names, _ in imports(path):
+            if module == KERNEL:
+                bad.extend(f"{path.relative_to(ROOT)} imports {KERNEL}.{n}" for n in names if n not in public)
+            elif _inside(module, KERNEL):
+                bad.append(f"{path.relative_to(ROOT)} imports {module}")
+            elif _inside(module, "agentbase_cli"):
+                bad.append(f"{path.relative_to(ROOT)} imports {module}")
+    assert bad == []
+
+
+def test_the_cli_imports_only_public_names() -> None:
+    public = {KERNEL: set(agentbase_kernel.__all__)}
+    bad = []
+    for path in sources("agentbase_cli"):
+        for module, names, _ in imports(path):
+            if module == KERNEL:
+                bad.extend(f"{path.relative_to(ROOT)} imports {KERNEL}.{n}" for n in names if n not in public[KERNEL])
+            elif _inside(module, KERNEL):
+                bad.append(f"{path.relative_to(ROOT)} imports {module}")
+    assert bad == []
