@@ -47,7 +47,7 @@ def _quiet(ctx: click.Context) -> bool:
 @json_option
 @database_options()
 @click.pass_context
-def export(ctx: click.Context, out: Path | None, metadata: tuple[str, ...], vectors: bool, traces: bool,
+def export(ctx: click.Context, /, out: Path | None, metadata: tuple[str, ...], vectors: bool, traces: bool,
            as_json: bool, **scope: Any) -> None:
     """Write the database (or one scope of it) as an agentbase export: JSON Lines, streamed.
 
