@@ -7,9 +7,13 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade "pip>=25.1"
-	# torch first: this exact release is a CPU wheel on local disk; anything else pulls a CUDA build
+	# torch for the dev group only (the embedder reference tests, Mem0's huggingface embedder in the benchmarks;
+	# the package itself needs no torch): this exact release is a CPU wheel on local disk, anything else a CUDA build
 	$(BIN)/python -m pip install -q "torch==2.13.0"
 	$(BIN)/python -m pip install -q -e ".[all]" --group dev
+	# the dashboard's browser test drives Debian's chromium (installed when root; else it skips, saying why)
+	command -v chromium >/dev/null || [ "$$(id -u)" != 0 ] || (apt-get update -q && apt-get install -y -q chromium) \
+		|| echo "warning: chromium not installed - tests/adapters/web/test_browser.py will skip"
 	touch $(STAMP)
 
 install: $(STAMP)

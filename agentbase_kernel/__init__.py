@@ -7,6 +7,8 @@ Usage::
     await db.add_memory("User prefers Python 3.12", user_id="alice")
 """
 
+from importlib import metadata as _metadata
+
 from .config import Config
 from .errors import (
     AgentBaseError,
@@ -43,7 +45,10 @@ from .records import (
 )
 from .text.embedders import Embedder, OpenAICompatibleEmbedder, get_embedder
 
-__version__ = "0.1.0"
+try:  # one source of truth: the version in pyproject.toml, as installed
+    __version__ = _metadata.version("agentbase-memory")
+except _metadata.PackageNotFoundError:  # a source tree that was never installed
+    __version__ = "0+unknown"
 
 __all__ = [
     "AddResult",

@@ -7,6 +7,8 @@ value is an ``InvalidArgument`` / ``ScopeError`` that says what to pass, never a
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Iterable
 from datetime import date, datetime, timezone
 from typing import Any
 
@@ -15,7 +17,7 @@ from .ingest.pipeline import validate_text
 from .records import ContextType, Scope, Session
 from .store.filters import parse_metadata_filter
 
-__all__ = ["check_id", "count", "entry_id", "limit", "memory_item", "message_item", "metadata", "metadata_filter",
+__all__ = ["MAX_JSON_DEPTH", "check_id", "count", "entry_id", "ids", "json_value", "limit", "memory_item", "message_item", "metadata", "metadata_filter",
            "require_scope", "scope_of", "speaker", "tags", "when"]
 
 
@@ -68,18 +70,47 @@ def count(value: Any, name: str = "limit") -> int:
     return value
 
 
+MAX_JSON_DEPTH = 64
+
+
+def json_value(value: Any, name: str) -> None:
+    """``InvalidArgument`` unless ``value`` is JSON a database can store portably and read back.
+
+    No NaN / Infinity (not JSON: SQLite's json functions and PostgreSQL's jsonb reject them), no
+    cycles, string keys only, at most ``MAX_JSON_DEPTH`` levels (deeper data would hit Python's
+    recursion limit in the encoder). Other objects are stored as their ``str()``, as before.
+    """
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    seen: set[int] = set()
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list, tuple)):
+            if depth > MAX_JSON_DEPTH:
+                raise InvalidArgument(f"{name} nests deeper than {MAX_JSON_DEPTH} levels - flatten it")
+            if id(item) in seen:
+                raise InvalidArgument(f"{name} contains a reference to itself - pass plain JSON data")
+            seen.add(id(item))
+            if isinstance(item, dict):
+                for key, sub in item.items():
+                    if not isinstance(key, str):
+                        raise InvalidArgument(f"{name} keys must be strings, got {key!r:.80}")
+                    stack.append((sub, depth + 1))
+            else:
+                stack.extend((sub, depth + 1) for sub in item)
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise InvalidArgument(f"{name} holds {item}, which is not JSON - pass a finite number or a string")
+    try:
+        json.dumps(value, ensure_ascii=False, default=str, allow_nan=False).encode("utf-8")
+    except (ValueError, TypeError, UnicodeEncodeError) as exc:
+        raise InvalidArgument(f"{name} is not JSON-serialisable: {exc}") from None
+
+
 def metadata(value: Any) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, dict):
         raise InvalidArgument(f"metadata must be a dict, got {type(value).__name__}")
-    for key in value:
-        if not isinstance(key, str):
-            raise InvalidArgument(f"metadata keys must be strings, got {key!r}")
-    try:
-        json.dumps(value, ensure_ascii=False, default=str).encode("utf-8")
-    except (ValueError, UnicodeEncodeError) as exc:
-        raise InvalidArgument(f"metadata is not JSON-serialisable: {exc}") from None
+    json_value(value, "metadata")
     return dict(value)
 
 
@@ -96,9 +127,23 @@ def metadata_filter(value: Any) -> dict[str, Any] | None:
 def tags(value: Any) -> list[str]:
     if value is None:
         return []
-    if isinstance(value, str) or not all(isinstance(t, str) for t in value):
+    if isinstance(value, (str, bytes, dict)) or not isinstance(value, Iterable):
+        raise InvalidArgument(f"tags must be a list of strings, got {type(value).__name__}")
+    items = list(value)
+    if not all(isinstance(t, str) for t in items):
         raise InvalidArgument("tags must be a list of strings")
-    return list(value)
+    return items
+
+
+def ids(value: Any, name: str) -> list[str]:
+    """A list of ids (message ids, entry ids), each a non-empty str."""
+    if isinstance(value, (str, bytes, dict)) or not isinstance(value, Iterable):
+        raise InvalidArgument(f"{name} must be a list of ids, got {type(value).__name__}")
+    items = list(value)
+    for item in items:
+        if not isinstance(item, str) or not item:
+            raise InvalidArgument(f"{name} must hold non-empty str ids, got {item!r:.80}")
+    return items
 
 
 def memory_item(text: Any, **kw: Any) -> dict[str, Any]:
@@ -162,7 +207,12 @@ def message_item(item: dict[str, Any]) -> dict[str, Any]:
     message_id = item.get("message_id") or item.get("id")
     if message_id is not None:
         check_id("message_id", message_id)
-    return {"role": role, "content": content, "name": item.get("name"), "metadata": metadata(item.get("metadata")),
+    name = item.get("name")
+    if name is not None and not isinstance(name, str):
+        raise InvalidArgument(f"message name must be a str or None, got {type(name).__name__}")
+    if item.get("payload") is not None:
+        json_value(item["payload"], "payload")
+    return {"role": role, "content": content, "name": name, "metadata": metadata(item.get("metadata")),
             "payload": item.get("payload"), "status": status, "id": message_id,
             "created_at": when(item.get("created_at"), "created_at"), "ingest": item.get("ingest", True)}
 

@@ -61,9 +61,13 @@ class RetrievalConfig:
     fusion: str = "score"
     fusion_pool: int = 60
     score_vector_weight: float = 0.5
+    # the cosine's share grows by this much times the share of the query's words that occur nowhere
+    # in the scope (a question asked in other words than the memories), up to score_vector_max
+    unseen_vector_shift: float = 1.0
+    score_vector_max: float = 0.8
     # the cosine of a turn read together with the turns around it in its session (their vectors'
     # sum: no extra model call) weighs this much against the turn's own cosine
-    context_vector_weight: float = 0.75
+    context_vector_weight: float = 0.5
     rrf_k: float = 60.0
     # the RRF legs' weights: MiniLM alone finds far less than BM25 on conversations
     fts_weight: float = 0.85
@@ -83,6 +87,16 @@ class RetrievalConfig:
     date_window: bool = True
     # a turn said inside the question's date window ("what did X do on 23 January") ranks up too
     date_said_boost: float = 1.2
+    # a first-person question ("what's my rent?", not "what did you suggest?") is about what the
+    # user said: the user's turns weigh this much more (docs/retrieval.md, assistant dev set)
+    self_boost: float = 1.3
+    # a question about how things stand now ("who is my manager?", "... these days?"): among the
+    # candidates within latest_relevance of the best, a later turn by the same speaker on the same
+    # topic (centred cosine >= latest_same_topic) ranks just above the earlier one
+    latest_first: bool = True
+    latest_relevance: float = 0.7
+    latest_same_topic: float = 0.1
+    latest_pool: int = 30
     decompose: bool = False
     co_retrieval: bool = True
     co_retrieval_seeds: int = 3

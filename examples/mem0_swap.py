@@ -15,7 +15,7 @@ from pathlib import Path
 os.environ.setdefault("AGENTBASE_PATH", str(Path(tempfile.mkdtemp()) / "memory.db"))
 
 # from mem0 import Memory
-from agentbase_adapters.mem0 import Memory  # noqa: E402  (the one changed line)
+from agentbase_adapters.mem0 import Memory
 
 m = Memory()
 

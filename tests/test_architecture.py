@@ -132,7 +132,7 @@ def test_the_backend_neutral_store_modules_name_no_backend() -> None:
 
 
 def test_adapters_import_only_public_kernel_names() -> None:
-    public = set(agentbase_kernel.__all__)
+    public = {*agentbase_kernel.__all__, "__version__"}
     bad = []
     for path in sources("agentbase_adapters"):
         for module, names, _ in imports(path):
@@ -146,7 +146,7 @@ def test_adapters_import_only_public_kernel_names() -> None:
 
 
 def test_the_cli_imports_only_public_names() -> None:
-    public = {KERNEL: set(agentbase_kernel.__all__)}
+    public = {KERNEL: {*agentbase_kernel.__all__, "__version__"}}
     bad = []
     for path in sources("agentbase_cli"):
         for module, names, _ in imports(path):

@@ -21,7 +21,20 @@ def test_there_are_examples():
 def test_example_runs(script, tmp_path):
     env = {**os.environ, "AGENTBASE_PATH": str(tmp_path / "example.db"), "HF_HUB_OFFLINE": "1",
            "MEM0_TELEMETRY": "False", "MEM0_DIR": str(tmp_path / "mem0")}
-    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600, env=env,
+    proc = subprocess.run([sys.executable, str(script)], check=False, capture_output=True, text=True, timeout=600, env=env,
                           cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.strip(), "an example should show what it did"
+
+
+def test_demo_shows_every_adapters_rows_labelled_by_writer(tmp_path):
+    env = {**os.environ, "AGENTBASE_PATH": str(tmp_path / "demo.db"), "HF_HUB_OFFLINE": "1",
+           "MEM0_TELEMETRY": "False", "MEM0_DIR": str(tmp_path / "mem0")}
+    demo = next(p for p in EXAMPLES if p.name == "demo.py")
+    out = subprocess.run([sys.executable, str(demo)], capture_output=True, text=True, timeout=600, env=env,
+                         cwd=tmp_path, check=True).stdout
+    rows = out.split("labelled with the adapter that wrote it")[1].split("\n==")[0]
+    for adapter, text in (("Minimal", "window seats"), ("Mem0", "sci-fi"), ("LangChain", "trip to Japan"),
+                          ("LangGraph", "vegetarian"), ("LlamaIndex", "passport"), ("OpenAI", "Kyoto station")):
+        assert any(line.strip().startswith(f"[{adapter}") and text in line for line in rows.splitlines()), (adapter, rows)
+    assert "adapters without a row: none" in rows

@@ -17,9 +17,11 @@ from agentbase_kernel import InvalidArgument
 
 __all__ = [
     "check_choice",
+    "check_fields",
     "check_limit",
     "check_metadata",
     "check_text",
+    "check_types",
     "epoch",
     "invalid",
     "json_type",
@@ -196,3 +198,45 @@ def page(data: list[dict[str, Any]], *, has_more: bool) -> dict[str, Any]:
         "last_id": data[-1]["id"] if data else None,
         "has_more": has_more,
     }
+
+
+def check_fields(body: dict[str, Any], allowed: Sequence[str]) -> dict[str, Any]:
+    """Return ``body`` if every key is in ``allowed``; OpenAI's "Unknown parameter" 400 otherwise.
+
+    Bodies reach the adapter field by field, never as ``**body``: a key such as ``self`` or
+    ``options`` would otherwise bind to a Python parameter (issue 16, item 5).
+    """
+    for key in body:
+        if key not in allowed:
+            shown = key if len(key) <= 64 else f"{key[:64]}..."
+            raise invalid(f"Unknown parameter: {shown!r}.", param=shown, code="unknown_parameter")
+    return body
+
+
+_JSON_KINDS: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list,),
+    "object": (dict,),
+}
+
+
+def check_types(body: dict[str, Any], kinds: dict[str, str]) -> dict[str, Any]:
+    """Check each present, non-null field against its JSON kind(s) (``"string|object"``); 400 otherwise."""
+    for key, kind in kinds.items():
+        value = body.get(key)
+        if value is None:
+            continue
+        names = kind.split("|")
+        allowed = tuple(t for name in names for t in _JSON_KINDS[name])
+        is_bool = isinstance(value, bool)
+        if not isinstance(value, allowed) or (is_bool and "boolean" not in names):
+            expected = " or ".join(f"an {n}" if n[0] in "aeiou" else f"a {n}" for n in names)
+            raise invalid(
+                f"Invalid type for '{key}': expected {expected}, but got {json_type(value)} instead.",
+                param=key,
+                code="invalid_type",
+            )
+    return body

@@ -17,22 +17,33 @@ The real ``openai.OpenAI(base_url=".../v1")`` and ``AsyncOpenAI`` run unchanged 
 
 Each endpoint translates the request into one ``AsyncOpenAIAssistantAdapter`` call, which awaits
 the kernel's async methods, so the event loop is never blocked. Errors use OpenAI's body
-``{"error": {"message", "type", "param", "code"}}`` with 400 / 401 / 403 / 404 / 405 / 500.
+``{"error": {"message", "type", "param", "code"}}``: 400 / 404 / 405 for what the request asks,
+and, from ``agentbase_adapters._http_guard.HttpGuard`` in front of every route, 401 (key), 403
+(remote client without a key, cross-origin write), 413 (body over ``body_limit``), 415 (a body
+that is not ``application/json``) and 421 (a Host other than loopback's, DNS rebinding). Body
+fields are whitelisted per endpoint (an unknown one is a 400, never a keyword argument); 500
+is left for our own faults. docs/server-security.md has the rules.
 Needs ``pip install 'agentbase[openai]'``.
 """
 
 from __future__ import annotations
 
-import hmac
-import ipaddress
-import json
 import logging
 import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from agentbase_adapters._http_guard import (
+    DEFAULT_BODY_LIMIT,
+    HttpGuard,
+    InvalidJson,
+    Refusal,
+    check_bind,
+    parse_json,
+    resolve_api_key,
+)
 from agentbase_adapters._require import require
-from agentbase_adapters.openai._wire import check_limit
+from agentbase_adapters.openai._wire import check_fields, check_limit, check_types
 from agentbase_adapters.openai.adapter import AsyncOpenAIAssistantAdapter, Responder
 from agentbase_kernel import (
     AgentBase,
@@ -50,7 +61,7 @@ from starlette.exceptions import HTTPException  # noqa: E402
 from starlette.requests import Request  # noqa: E402
 from starlette.responses import JSONResponse, Response  # noqa: E402
 from starlette.routing import Route  # noqa: E402
-from starlette.types import ASGIApp, Receive, Scope, Send  # noqa: E402
+from starlette.types import ASGIApp  # noqa: E402
 
 __all__ = ["create_app", "serve"]
 
@@ -70,87 +81,31 @@ def _error(
     return JSONResponse(body, status_code=status)
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
+def _openai_refusal(refusal: Refusal) -> dict[str, Any]:
+    """The guard's refusals in OpenAI's error body (a missing key has ``code: null`` there)."""
+    kind = "permission_error" if refusal.status == 403 else "invalid_request_error"
+    code = None if refusal.code == "missing_api_key" else refusal.code
+    return {"error": {"message": refusal.message, "type": kind, "param": None, "code": code}}
 
 
-def _masked(key: str) -> str:
-    """How OpenAI echoes a wrong key: its start and its last four characters."""
-    return key if len(key) <= 8 else f"{key[:3]}{'*' * (len(key) - 7)}{key[-4:]}"
+_NOT_JSON = (
+    "We could not parse the JSON body of your request. (HINT: This likely means you aren't "
+    "using your HTTP library correctly. The OpenAI API expects a JSON payload.)"
+)
 
 
-class _Guard:
-    """ASGI middleware: the bearer-key check, or loopback clients only when there is no key."""
-
-    def __init__(self, app: ASGIApp, *, api_key: str | None, allow_remote: bool) -> None:
-        self.app = app
-        self.api_key = api_key
-        self.allow_remote = allow_remote
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            refusal = self._refusal(scope)
-            if refusal is not None:
-                await refusal(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
-
-    def _refusal(self, scope: Scope) -> Response | None:
-        if self.api_key is None:
-            client = scope.get("client")
-            if self.allow_remote or client is None or _is_loopback(client[0]):
-                return None
-            return _error(
-                403,
-                "This agentbase server has no API key, so it only answers loopback clients; "
-                "start it with an API key (or allow_remote=True) to serve other hosts.",
-                kind="permission_error",
-                code="remote_client_refused",
-            )
-        headers = dict(scope["headers"])
-        value = headers.get(b"authorization", b"").decode("latin-1")
-        scheme, _, given = value.partition(" ")
-        if scheme.lower() != "bearer" or not given.strip():
-            return _error(
-                401,
-                "You didn't provide an API key. You need to provide your API key in an Authorization "
-                "header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
-            )
-        given = given.strip()
-        if not hmac.compare_digest(given.encode(), self.api_key.encode()):
-            return _error(401, f"Incorrect API key provided: {_masked(given)}.", code="invalid_api_key")
-        return None
-
-
-async def _body(request: Request) -> dict[str, Any]:
+async def _body(request: Request, *fields: str) -> dict[str, Any]:
+    """The JSON object sent (``{}`` for none), holding only ``fields`` (else a 400 naming the first other)."""
     raw = await request.body()
     if not raw.strip():
         return {}
     try:
-        body = json.loads(raw)
-    except ValueError:
-        body = None
+        body = parse_json(raw)
+    except InvalidJson as exc:
+        raise InvalidArgument(f"{_NOT_JSON} {exc}") from None
     if not isinstance(body, dict):
-        raise InvalidArgument(
-            "We could not parse the JSON body of your request. (HINT: This likely means you aren't "
-            "using your HTTP library correctly. The OpenAI API expects a JSON payload.)"
-        )
-    return body
-
-
-def _field(body: dict[str, Any], key: str) -> Any:
-    """A body field as sent (``None`` when absent); the adapter reports it if it is required."""
-    return body.get(key)
-
-
-def _present(body: dict[str, Any], *keys: str) -> dict[str, Any]:
-    """Only the keys the client sent, so an omitted field is left unchanged."""
-    return {key: body[key] for key in keys if key in body}
+        raise InvalidArgument(_NOT_JSON)
+    return check_fields(body, fields)
 
 
 def _endpoint(kind: str, handler: Callable[[Request], Awaitable[Any]]) -> _Endpoint:
@@ -181,12 +136,80 @@ def _endpoint(kind: str, handler: Callable[[Request], Awaitable[Any]]) -> _Endpo
     return endpoint
 
 
+# Body fields per endpoint: the openai SDK's own params (tests/adapters/openai/
+# test_server_hardening.py compares them with the installed SDK's TypedDicts).
+_RUN_OPTIONS = (
+    "max_completion_tokens",
+    "max_prompt_tokens",
+    "parallel_tool_calls",
+    "reasoning_effort",
+    "response_format",
+    "temperature",
+    "tool_choice",
+    "top_p",
+    "truncation_strategy",
+)
+_RUN_FIELDS = (
+    "assistant_id",
+    "model",
+    "instructions",
+    "additional_instructions",
+    "additional_messages",
+    "metadata",
+    "tools",
+    "stream",
+    *_RUN_OPTIONS,
+)
+_CREATE_AND_RUN_FIELDS = (
+    "assistant_id",
+    "thread",
+    "tool_resources",
+    "model",
+    "instructions",
+    "metadata",
+    "tools",
+    "stream",
+    *(option for option in _RUN_OPTIONS if option != "reasoning_effort"),  # runs.create only
+)
+_RUN_KINDS = {
+    "model": "string",
+    "instructions": "string",
+    "additional_instructions": "string",
+    "additional_messages": "array",
+    "tools": "array",
+    "stream": "boolean",
+    "thread": "object",
+    "tool_resources": "object",
+    "max_completion_tokens": "integer",
+    "max_prompt_tokens": "integer",
+    "parallel_tool_calls": "boolean",
+    "reasoning_effort": "string",
+    "response_format": "string|object",
+    "temperature": "number",
+    "tool_choice": "string|object",
+    "top_p": "number",
+    "truncation_strategy": "object",
+}
+_THREAD_KINDS = {"messages": "array", "tool_resources": "object"}
+
+
+def _run_arguments(body: dict[str, Any]) -> dict[str, Any]:
+    """``create_run``'s keyword arguments from a checked body: named ones, the rest as options."""
+    check_types(body, _RUN_KINDS)
+    named = ("model", "instructions", "additional_instructions", "additional_messages", "metadata", "tools", "stream")
+    arguments = {key: body[key] for key in named if key in body}
+    arguments.update({key: body[key] for key in _RUN_OPTIONS if key in body})
+    return arguments
+
+
 def create_app(
     db: AgentBase,
     *,
     api_key: str | None = None,
     responder: Responder | None = None,
     allow_remote: bool = False,
+    body_limit: int = DEFAULT_BODY_LIMIT,
+    allowed_hosts: tuple[str, ...] = (),
 ) -> ASGIApp:
     """The ASGI app serving ``db`` on OpenAI's threads and conversations endpoints.
 
@@ -196,18 +219,23 @@ def create_app(
         client = openai.OpenAI(base_url="http://127.0.0.1:8000/v1", api_key="sk-local")
         client.beta.threads.create()
 
+    The embedder is the one ``db`` was opened with (``AgentBase(path, embedder=...)``).
+
     Args:
         db: The database; the app does not close it.
         api_key: If given, every request needs ``Authorization: Bearer <api_key>`` (else 401).
             Without one, only loopback clients are answered (403) unless ``allow_remote`` is True.
         responder: ``fn(messages, context) -> reply`` for runs; without it, runs get a 400.
         allow_remote: Answer non-loopback clients even without an API key.
+        body_limit: Largest request body in bytes (413 above it); default 4 MiB.
+        allowed_hosts: Host names to accept besides 127.0.0.1 / localhost / [::1] on a loopback
+            socket (e.g. a reverse proxy's name); any other is a 421.
     """
     oa = AsyncOpenAIAssistantAdapter(db, responder=responder)
 
     async def create_thread(request: Request) -> Any:
-        body = await _body(request)
-        return await oa.create_thread(**_present(body, "messages", "metadata", "tool_resources"))
+        body = check_types(await _body(request, "messages", "metadata", "tool_resources"), _THREAD_KINDS)
+        return await oa.create_thread(**body)
 
     async def thread(request: Request) -> Any:
         thread_id = request.path_params["thread_id"]
@@ -215,8 +243,8 @@ def create_app(
             return await oa.retrieve_thread(thread_id)
         if request.method == "DELETE":
             return await oa.delete_thread(thread_id)
-        body = await _body(request)
-        return await oa.modify_thread(thread_id, **_present(body, "metadata", "tool_resources"))
+        body = check_types(await _body(request, "metadata", "tool_resources"), _THREAD_KINDS)
+        return await oa.modify_thread(thread_id, **body)
 
     async def messages(request: Request) -> Any:
         thread_id = request.path_params["thread_id"]
@@ -230,11 +258,13 @@ def create_app(
                 before=query.get("before"),
                 run_id=query.get("run_id"),
             )
-        body = await _body(request)
+        body = check_types(
+            await _body(request, "role", "content", "attachments", "metadata"), {"attachments": "array"}
+        )
         return await oa.create_message(
             thread_id,
-            role=_field(body, "role"),
-            content=_field(body, "content"),
+            role=body.get("role"),
+            content=body.get("content"),
             attachments=body.get("attachments"),
             metadata=body.get("metadata"),
         )
@@ -245,8 +275,8 @@ def create_app(
             return await oa.retrieve_message(thread_id, message_id)
         if request.method == "DELETE":
             return await oa.delete_message(thread_id, message_id)
-        body = await _body(request)
-        return await oa.modify_message(thread_id, message_id, **_present(body, "metadata"))
+        body = await _body(request, "metadata")
+        return await oa.modify_message(thread_id, message_id, **body)
 
     async def runs(request: Request) -> Any:
         thread_id = request.path_params["thread_id"]
@@ -259,27 +289,32 @@ def create_app(
                 after=query.get("after"),
                 before=query.get("before"),
             )
-        body = await _body(request)
-        body.pop("thread_id", None)
-        return await oa.create_run(thread_id, assistant_id=body.pop("assistant_id", None), **body)
+        body = await _body(request, *_RUN_FIELDS)
+        return await oa.create_run(thread_id, assistant_id=body.get("assistant_id"), **_run_arguments(body))
 
     async def create_thread_and_run(request: Request) -> Any:
-        body = await _body(request)
-        return await oa.create_thread_and_run(assistant_id=body.pop("assistant_id", None), **body)
+        body = await _body(request, *_CREATE_AND_RUN_FIELDS)
+        arguments = _run_arguments(body)
+        if "tool_resources" in body:
+            arguments["tool_resources"] = body["tool_resources"]  # echoed nowhere: threads keep their own
+        return await oa.create_thread_and_run(
+            assistant_id=body.get("assistant_id"), thread=body.get("thread"), **arguments
+        )
 
     async def run(request: Request) -> Any:
         thread_id, run_id = request.path_params["thread_id"], request.path_params["run_id"]
         if request.method == "GET":
             return await oa.retrieve_run(thread_id, run_id)
-        body = await _body(request)
-        return await oa.modify_run(thread_id, run_id, **_present(body, "metadata"))
+        body = await _body(request, "metadata")
+        return await oa.modify_run(thread_id, run_id, **body)
 
     async def cancel_run(request: Request) -> Any:
+        await _body(request)  # none expected: a stray field is a 400, as for every endpoint
         return await oa.cancel_run(request.path_params["thread_id"], request.path_params["run_id"])
 
     async def create_conversation(request: Request) -> Any:
-        body = await _body(request)
-        return await oa.create_conversation(**_present(body, "items", "metadata"))
+        body = await _body(request, "items", "metadata")
+        return await oa.create_conversation(**body)
 
     async def conversation(request: Request) -> Any:
         conversation_id = request.path_params["conversation_id"]
@@ -287,7 +322,7 @@ def create_app(
             return await oa.retrieve_conversation(conversation_id)
         if request.method == "DELETE":
             return await oa.delete_conversation(conversation_id)
-        body = await _body(request)
+        body = await _body(request, "metadata")
         if "metadata" not in body:
             raise _missing("metadata")
         return await oa.update_conversation(conversation_id, metadata=body["metadata"])
@@ -302,7 +337,7 @@ def create_app(
                 order=query.get("order"),
                 after=query.get("after"),
             )
-        body = await _body(request)
+        body = await _body(request, "items")
         if "items" not in body:
             raise _missing("items")
         return await oa.create_items(conversation_id, items=body["items"])
@@ -342,7 +377,15 @@ def create_app(
         return _error(status, f"Invalid URL ({request.method} {request.url.path})")
 
     app = Starlette(routes=routes, exception_handlers={404: not_routed, 405: not_routed})
-    return _Guard(app, api_key=api_key, allow_remote=allow_remote)
+    return HttpGuard(
+        app,
+        api_key=api_key,
+        allow_remote=allow_remote,
+        writes="json",
+        body_limit=body_limit,
+        allowed_hosts=allowed_hosts,
+        error_body=_openai_refusal,
+    )
 
 
 def _missing(param: str) -> InvalidArgument:
@@ -358,29 +401,43 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8000,
     api_key: str | None = None,
+    api_key_file: str | os.PathLike[str] | None = None,
+    embedder: Any = "auto",
+    ner: str | None = "auto",
     responder: Responder | None = None,
     allow_remote: bool = False,
+    body_limit: int = DEFAULT_BODY_LIMIT,
 ) -> None:
     """Serve the file at ``db_path`` on OpenAI's wire format with uvicorn until interrupted.
 
+    The key is ``api_key``, else the first line of ``api_key_file``, else ``$AGENTBASE_API_KEY``
+    (``resolve_api_key``); with none, only loopback clients are answered.
+
     Args:
         db_path: The agentbase file (created if missing).
-        host: The interface to listen on; without ``api_key`` it must be a loopback address
+        host: The interface to listen on; without a key it must be a loopback address
             unless ``allow_remote`` is True.
         port: The TCP port.
         api_key: The bearer key clients must send (``OpenAI(api_key=...)``).
+        api_key_file: A file whose first line is the key (keeps it out of the process list).
+        embedder: As for ``AgentBase``: ``"auto"``, ``"none"``, ``"minilm"``, ``"minilm-int8"``,
+            ``"sentence-transformers:<path>"``, ... - the one the file was written with.
+        ner: As for ``AgentBase``: ``"auto"``, ``"regex"``, a spaCy model name, or None.
         responder: ``fn(messages, context) -> reply`` for runs.
         allow_remote: Listen on a non-loopback interface without an API key.
+        body_limit: Largest request body in bytes (413 above it).
 
     Raises:
-        ValueError: ``host`` is not loopback, there is no ``api_key`` and ``allow_remote`` is False.
+        InvalidArgument: No key for a non-loopback ``host`` (and not ``allow_remote``), a bad key
+            or key file, an unknown embedder.
+        EmbeddingMismatch: The file was written with another embedder than ``embedder``.
     """
-    if api_key is None and not allow_remote and not _is_loopback(host):
-        raise ValueError(
-            f"Refusing to serve on {host} without an API key - pass api_key=... (--api-key), "
-            "or allow_remote=True to accept unauthenticated clients from other hosts"
-        )
+    key = resolve_api_key(api_key, api_key_file)
+    check_bind(host, key, allow_remote=allow_remote)
     uvicorn = require("uvicorn", extra="openai")
-    with AgentBase(db_path) as db:
-        app = create_app(db, api_key=api_key, responder=responder, allow_remote=allow_remote)
+    with AgentBase(db_path, embedder=embedder, ner=ner) as db:
+        db.sync.initialize()  # a wrong embedder or path fails here, before the port is bound
+        app = create_app(
+            db, api_key=key, responder=responder, allow_remote=allow_remote, body_limit=body_limit
+        )
         uvicorn.run(app, host=host, port=port)

@@ -21,7 +21,7 @@ import numpy as np
 from ..config import IngestConfig
 from ..errors import InvalidArgument
 from ..records import AddResult, Entry, Message, Scope, Session
-from ..store.base import EntryFilter, utcnow
+from ..store.base import NO_EMBEDDER, EntryFilter, utcnow
 from ..store.protocol import EntryRow, Store
 from ..text import tokenize
 from .streams import StreamWriter, leading_date
@@ -109,6 +109,7 @@ class Ingestor:
         self.summarizer = summarizer
         self.defer_embedding = defer_embedding
         self.texts_embedded = 0
+        self._no_embedder_recorded = False
         self._lock = threading.Lock()
         self._pending: dict[str, float] = {}  # entry id -> when it was queued (monotonic seconds)
         self.pending_ttl_s = _PENDING_TTL_S
@@ -283,6 +284,9 @@ class Ingestor:
                  message_ids: Sequence[str | None] | None = None) -> list[AddResult]:
         """Store many memories in one transaction (analysis and embedding happen before it)."""
         texts = [validate_text(item.get("text")) for item in items]
+        if self.embedder is None and not self._no_embedder_recorded:
+            self.store.check_embedder(NO_EMBEDDER, 0)  # so that "auto" reopens the file as it was written
+            self._no_embedder_recorded = True
         # a named human speaker gets facts about them by name ("Caroline went to ..."), never "User"
         roles = [item.get("actor") if item.get("role", "user") == "user" and item.get("actor") else
                  item.get("role", "user") for item in items]

@@ -2,7 +2,8 @@
 
     query -> normalise -> intents + date window -> decomposition -> recall legs (FTS5 BM25,
     vectors) -> fusion (score fusion by default, or RRF) -> NER boost -> intent strategies
-    -> session co-retrieval -> heuristic rerank -> level + token budget -> trace
+    -> first-person boost -> latest first -> session co-retrieval -> heuristic rerank
+    -> level + token budget -> trace
 
 Each step can be switched off in ``RetrievalConfig``; the LoCoMo benchmark
 (``benchmarks/locomo.py``) measures every step's contribution (docs/retrieval.md).
@@ -135,19 +136,25 @@ class Retriever:
             fetch = max(fetch, cfg.fusion_pool)
         legs: dict[str, list[int]] = {}
         bm25: dict[int, float] = {}
+        unseen: list[str] = []
         if cfg.fts:
             ranked: dict[int, float] = {}
             for i, sub in enumerate(subqueries[:6]):
                 terms = tokenize.query_terms(sub)
                 if not terms:
                     continue
+                if i == 0 and cfg.fusion == "score" and cfg.unseen_vector_shift:
+                    # the per-term rankings are cached, so asking for each term alone costs a lookup;
+                    # dates ("in July 2023") are matched as a window, not as words, so they do not count
+                    worded = [term for term in terms if not dates_mod.is_date_word(term)]
+                    unseen = [term for term in worded if not self.store.fts_search([term], flt, 1)]
                 # the full query leads; sub-queries only add what it missed
                 weight = 1.0 if i == 0 else 0.5
                 for rank, (rid, score) in enumerate(self.store.fts_search(terms, flt, fetch)):
                     ranked[rid] = max(ranked.get(rid, 0.0), weight / (rank + 1))
                     bm25[rid] = max(bm25.get(rid, 0.0), weight * score)
             legs["fts"] = sorted(ranked, key=lambda r: -ranked[r])
-            t = timer.step("recall_fts", t, len(legs["fts"]), fetch=fetch)
+            t = timer.step("recall_fts", t, len(legs["fts"]), fetch=fetch, unseen_terms=unseen[:20])
         degrade: str | None = None
         similarity: dict[int, float] = {}
         qvec: np.ndarray | None = None
@@ -183,8 +190,10 @@ class Retriever:
                 if c.entry is not None and c.entry.metadata.get("derived") == "fact":
                     c.boost *= cfg.derived_weight
         if cfg.fusion == "score":
-            self._score_fusion(cands, bm25, similarity, qvec, cfg)
-            t = timer.step("fuse_scores", t, len(cands), vector_weight=cfg.score_vector_weight,
+            worded_terms = [term for term in tokenize.query_terms(normalized) if not dates_mod.is_date_word(term)]
+            vector_weight = _vector_weight(cfg, len(unseen), len(worded_terms))
+            self._score_fusion(cands, bm25, similarity, qvec, cfg, vector_weight)
+            t = timer.step("fuse_scores", t, len(cands), vector_weight=round(vector_weight, 3),
                            context_vector_weight=cfg.context_vector_weight, pool=fetch)
         else:
             t = timer.step("fuse_rrf", t, len(cands), k=cfg.rrf_k, weights=weights)
@@ -197,7 +206,21 @@ class Retriever:
             self._intent_strategies(intents if cfg.intents else set(), window, cands, cfg, reference)
             t = timer.step("intent_strategies", t, len(cands), intents=trace.intents)
 
+        if cfg.self_boost != 1.0 and intent_mod.asks_about_self(query):
+            self._self_boost(cands, cfg)
+            t = timer.step("self_boost", t, len(cands), factor=cfg.self_boost)
+
         ordered = sorted(cands.values(), key=lambda c: (-c.fused * c.boost, c.rid))
+        if cfg.latest_first and ordered and intent_mod.asks_current(query):
+            from .updates import latest_first
+
+            pairs = latest_first(ordered, self.store.vectors_for({c.entry.content_hash for c in ordered}),  # type: ignore[union-attr]
+                                 relevance=cfg.latest_relevance, same_topic=cfg.latest_same_topic,
+                                 pool=cfg.latest_pool)
+            ordered.sort(key=lambda c: (-c.fused * c.boost, c.rid))
+            t = timer.step("latest_first", t, len(ordered), relevance=cfg.latest_relevance,
+                           same_topic=cfg.latest_same_topic,
+                           ranked_above=[{"later": a, "earlier": b} for a, b in pairs[:20]])
         if cfg.co_retrieval and ordered:
             ordered = self._co_retrieve(ordered, flt, cfg)
             t = timer.step("co_retrieval", t, len(ordered))
@@ -245,7 +268,7 @@ class Retriever:
 
     # -- steps -------------------------------------------------------------------------------------
     def _score_fusion(self, cands: dict[int, _Candidate], bm25: dict[int, float], similarity: dict[int, float],
-                      qvec: np.ndarray | None, cfg: RetrievalConfig) -> None:
+                      qvec: np.ndarray | None, cfg: RetrievalConfig, vector_weight: float) -> None:
         """Fuse by score, not rank: ``(1-a) * bm25 / max + a * cosine / max`` over every candidate.
 
         Ranks throw away how far ahead the leader is; scores keep it, and every candidate of
@@ -259,7 +282,7 @@ class Retriever:
         top_bm25 = max(bm25.values(), default=0.0) or 1.0
         top_cos = max(cosine.values(), default=0.0)
         # a leg that found nothing (or is off) leaves the whole weight to the other
-        a = 0.0 if top_cos <= 0 else cfg.score_vector_weight if bm25 else 1.0
+        a = 0.0 if top_cos <= 0 else vector_weight if bm25 else 1.0
         for rid, c in cands.items():
             c.fused = (1 - a) * bm25.get(rid, 0.0) / top_bm25 + (a * max(cosine.get(rid, 0.0), 0.0) / top_cos if a else 0.0)
 
@@ -341,6 +364,13 @@ class Retriever:
             if how:
                 c.boost *= best
                 c.matched_by.append(how)
+
+    def _self_boost(self, cands: dict[int, _Candidate], cfg: RetrievalConfig) -> None:
+        """A first-person question ("what's my rent?") is about what the user said: their turns rank up."""
+        for c in cands.values():
+            if c.entry is not None and c.entry.role == "user":
+                c.boost *= cfg.self_boost
+                c.matched_by.append("self_boost")
 
     def _intent_strategies(self, intents: set[str], window: Any, cands: dict[int, _Candidate],
                            cfg: RetrievalConfig, reference: datetime) -> None:
@@ -448,6 +478,21 @@ class Retriever:
             kept.append(h)
             used += cost
         return kept
+
+
+def _vector_weight(cfg: RetrievalConfig, unseen: int, terms: int) -> float:
+    """The cosine's share in score fusion for this query.
+
+    BM25 can only weigh words the memories contain. When some of the question's words occur
+    nowhere in the scope, it was asked in other words than the memories were written in ("which
+    city do I live in?" against "we're officially Austin people now"), and the cosine, which
+    sees meaning, not words, gets more of the weight: ``score_vector_weight`` plus
+    ``unseen_vector_shift`` times the share of unseen words, at most ``score_vector_max``.
+    """
+    if not terms or not unseen:
+        return cfg.score_vector_weight
+    shifted = cfg.score_vector_weight + cfg.unseen_vector_shift * unseen / terms
+    return min(max(cfg.score_vector_max, cfg.score_vector_weight), shifted)
 
 
 def _overlaps(value: str, start: Any, end: Any) -> bool:

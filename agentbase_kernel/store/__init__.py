@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..config import StorageConfig
-from .base import EntryFilter, iso, parse_iso, utcnow
+from .base import NO_EMBEDDER, EntryFilter, iso, parse_iso, utcnow
 from .protocol import EntryRow, MessageRow, Store
 from .sqlite import SqliteStore
 
-__all__ = ["EntryFilter", "EntryRow", "MessageRow", "SqliteStore", "Store", "iso", "open_store", "parse_iso",
+__all__ = ["NO_EMBEDDER", "EntryFilter", "EntryRow", "MessageRow", "SqliteStore", "Store", "iso", "open_store", "parse_iso",
            "utcnow"]
 
 

@@ -12,7 +12,10 @@ from typing import Any, overload
 
 from ..records import Scope
 
-__all__ = ["EntryFilter", "iso", "parse_iso", "utcnow"]
+__all__ = ["NO_EMBEDDER", "EntryFilter", "iso", "parse_iso", "utcnow"]
+
+# what a file records as its embedder when it is written without one (``check_embedder``)
+NO_EMBEDDER = "none"
 
 
 def utcnow() -> datetime:

@@ -92,6 +92,9 @@ class Store(Protocol):
     def check_embedder(self, name: str, dim: int) -> None:
         """Record the embedder on first use; ``EmbeddingMismatch`` for a different one later."""
 
+    def meta(self) -> dict[str, str]:
+        """The file's recorded facts (``embedding_model``, ``embedding_dim`` ...)."""
+
     def stats(self) -> dict[str, int]:
         """Row counts: ``entries`` (all), ``entries_valid``, ``sessions``, ``messages``, ``vectors``."""
 

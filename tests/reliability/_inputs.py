@@ -75,3 +75,62 @@ def row_counts(path: Path) -> dict[str, int]:
                 for t in ("entries", "entry_history", "sessions", "messages", "entry_sources", "session_entries")}
     finally:
         conn.close()
+
+
+# -- shapes found by the issue-16 adversarial run ---------------------------------------------------
+
+# Every C0 control, DEL, the C1 NEL and the Unicode line separators: each can hide inside an id
+# (``\x1f`` is the scope key's own separator - issue 16, item 7).
+CONTROL_CHARS = [chr(i) for i in range(0x20)] + ["\x7f", "\x85", "\u2028", "\u2029"]
+id_with_control = st.builds(
+    lambda head, ctrl, tail: f"{head}{ctrl}{tail}",
+    st.text(alphabet="abcxyz", max_size=4), st.sampled_from(CONTROL_CHARS), st.text(alphabet="abcxyz", max_size=4),
+)
+# Filter values that are not scalars, over data whose stored values are (item 8).
+FILTER_VALUES: list[Any] = [["x"], [], [["x"]], {"x": 1}, {}, {"eq": ["x"]}, {"in": "x"}, {"x"}, frozenset(), ("x",)]
+filter_value = st.one_of(st.sampled_from(FILTER_VALUES), st.lists(st.text(max_size=3), max_size=2),
+                         st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
+# Where a str goes: each of these once reached a raw TypeError/AttributeError (item 9).
+NON_STR: list[Any] = [0, 5, -1, 1.5, True, None, b"bytes", ["x"], {"a": 1}, {"x"}, (1,), object()]
+# Numbers past what float, datetime or JSON can carry (items 9, 12).
+HUGE_NUMBERS: list[Any] = [1e20, 1e308, float("inf"), float("-inf"), float("nan"), 10**30, 2**63, -(2**63) - 1, 10**400]
+
+
+def nested(depth: int, *, kind: str = "list", leaf: Any = 1) -> Any:
+    """``depth`` levels of lists (or ``{"k": ...}`` dicts) around ``leaf``, built without recursion."""
+    value = leaf
+    for _ in range(depth):
+        value = [value] if kind == "list" else {"k": value}
+    return value
+
+
+def nested_json(depth: int, *, kind: str = "list") -> bytes:
+    """``nested(depth)`` as JSON text, written without recursion (``json.dumps`` cannot go past ~1000)."""
+    if kind == "list":
+        return b"[" * depth + b"1" + b"]" * depth
+    return b'{"k":' * depth + b"1" + b"}" * depth
+
+
+DEEP = [nested(65), nested(65, kind="dict"), nested(3000), nested(3000, kind="dict")]
+deep = st.builds(nested, st.sampled_from([65, 200, 3000]), kind=st.sampled_from(["list", "dict"]))
+deep_json = st.builds(nested_json, st.sampled_from([65, 200, 3000, 100_000]), kind=st.sampled_from(["list", "dict"]))
+
+# HTTP shapes for the servers (items 1, 2, 4, 5): what a web page, a rebinding DNS name or a
+# careless client sends. ``{port}`` is filled with the server's port.
+JSON_CONTENT_TYPES = ["application/json", "application/json; charset=utf-8", "Application/JSON", "application/json;charset=UTF-8"]
+NOT_JSON_CONTENT_TYPES = [
+    "text/plain", "text/plain; charset=utf-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
+    "text/json", "application/jsonp", "application/json-patch+json", "application/ld+json", "json", "", "*/*",
+    "text/html", "application/octet-stream", "application/json\x00", "applicationjson",
+]
+GOOD_HOSTS = ["127.0.0.1:{port}", "localhost:{port}", "[::1]:{port}", "LOCALHOST:{port}", "127.0.0.1", "localhost"]
+BAD_HOSTS = [
+    "evil.example", "evil.example:{port}", "127.0.0.1.evil.example:{port}", "localhost.evil.example", "127.0.0.2:{port}",
+    "0.0.0.0:{port}", "[::ffff:127.0.0.1]:{port}", "localhost:1", "localhost:{port}0", "127.0.0.1:{port}@evil.example",
+    "", "[::1", "localhost:", "local host:{port}", "169.254.169.254",
+]
+RAW_BODIES: list[bytes] = [
+    b"[" * 100_000, b"{" * 100_000, b'{"a":' * 70_000, b'{"self": 1}', b'{"options": 1}', b'{"top_k": 5}', b"NaN",
+    b'{"metadata": {"k": Infinity}}', b"1e999", b"9" * 5000, b"\xff\xfe", b"", b"   ", b"null", b"[]", b'"x"', b"{",
+    b'{"a": 1, "a": 2}',
+]

@@ -8,7 +8,6 @@ Also ``verify()`` / ``rebuild()`` and the ``agentbase verify|rebuild`` CLI on a 
 
 from __future__ import annotations
 
-import json
 import multiprocessing
 import os
 import random
@@ -16,10 +15,7 @@ import signal
 import time
 from pathlib import Path
 
-import pytest
-
 from agentbase_kernel import AgentBase
-from agentbase_kernel.cli import main as cli
 
 from . import workers
 from ._inputs import TALLY, raw_connect
@@ -118,29 +114,3 @@ def test_rebuild_embeds_texts_that_lost_their_vector(kernel):
     conn.close()
     assert kernel.verify()["texts_without_vector"] == 1
     assert kernel.rebuild()["ok"]
-
-
-@pytest.fixture
-def minilm_file(tmp_path, minilm):
-    """A file written with the default embedder, so the CLI (embedder "auto") can open it."""
-    path = tmp_path / "cli.db"
-    with AgentBase(path, embedder=minilm, ner="regex") as db:
-        for i in range(4):
-            db.sync.add_memory(f"Carol logs kayak trip number {i}", user_id="carol")
-    return path
-
-
-def test_cli_verify_and_rebuild(minilm_file, capsys):
-    assert cli(["verify", "--db", str(minilm_file)]) == 0
-    assert json.loads(capsys.readouterr().out)["ok"] is True
-    _damage_fts(minilm_file)
-    assert cli(["verify", "--db", str(minilm_file)]) == 1
-    assert json.loads(capsys.readouterr().out)["fts_ok"] is False
-    assert cli(["rebuild", "--db", str(minilm_file)]) == 0
-    assert json.loads(capsys.readouterr().out)["ok"] is True
-    assert cli(["verify", "--db", str(minilm_file)]) == 0
-
-
-def test_cli_verify_on_a_missing_file_is_a_clear_error(tmp_path, capsys):
-    assert cli(["verify", "--db", str(tmp_path / "nope.db")]) == 2
-    assert "does not exist" in capsys.readouterr().err

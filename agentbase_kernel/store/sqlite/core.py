@@ -29,7 +29,13 @@ ENTRY_COLS = (
 
 
 def scope_key(scope: Scope) -> str:
-    return "\x1f".join(v or "" for v in (scope.user_id, scope.agent_id, scope.project_id, scope.session_id))
+    """One text per scope, and a different text for every different scope (a JSON array of the ids).
+
+    Dedup and supersession are unique per ``(scope_key, ...)``; joining the ids with a separator let
+    ``("a\\x1fb", "c")`` and ``("a", "b\\x1fc")`` share a key (issue 16, item 7).
+    """
+    return json.dumps([scope.user_id, scope.agent_id, scope.project_id, scope.session_id],
+                      ensure_ascii=False, separators=(",", ":"))
 
 
 def mapped(fn: F) -> F:

@@ -288,6 +288,45 @@ def m004_search_context(conn: Any) -> None:
     )
 
 
+def m005_injective_scope_keys(conn: Any) -> None:
+    """Scope keys become JSON arrays of the four ids; metadata holding NaN / Infinity becomes JSON.
+
+    The old key joined the ids with ``\\x1f``, which an id may contain, so two scopes could share
+    a key (and a dedup slot). Non-finite floats were written as ``NaN`` / ``Infinity``, which no
+    JSON reader (SQLite's json functions, PostgreSQL) accepts: they become null.
+    """
+    import json
+    import math
+
+    def finite(value: Any) -> Any:
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
+        if isinstance(value, dict):
+            return {k: finite(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [finite(v) for v in value]
+        return value
+
+    conn.execute("DROP INDEX IF EXISTS entries_dedup")
+    conn.execute("DROP INDEX IF EXISTS entries_subject")
+    rows = conn.execute("SELECT rid, user_id, agent_id, project_id, session_id FROM entries").fetchall()
+    conn.executemany("UPDATE entries SET scope_key = ? WHERE rid = ?", [
+        (json.dumps(list(row[1:]), ensure_ascii=False, separators=(",", ":")), row[0]) for row in rows])
+    bad = conn.execute("SELECT rid, metadata FROM entries WHERE metadata != '' AND NOT json_valid(metadata)").fetchall()
+    for rid, text in bad:
+        try:
+            fixed = json.dumps(finite(json.loads(text)), ensure_ascii=False)
+        except ValueError:
+            continue
+        conn.execute("UPDATE entries SET metadata = ? WHERE rid = ?", (fixed, rid))
+    _run_script(conn,
+        """
+        CREATE UNIQUE INDEX entries_dedup ON entries (scope_key, dedup_key) WHERE invalid_at IS NULL;
+        CREATE INDEX entries_subject ON entries (scope_key, subject_key) WHERE subject_key IS NOT NULL;
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[Any], None]] = [m001_core, m002_entry_changes, m003_live_count_index,
-                                           m004_search_context]
+                                           m004_search_context, m005_injective_scope_keys]
 SCHEMA_VERSION = len(MIGRATIONS)

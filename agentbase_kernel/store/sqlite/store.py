@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import EmbeddingMismatch, SchemaTooNew, StorageError
+from ..base import NO_EMBEDDER
 from ..vectors import VectorIndex
 from .connection import Connections, is_locked_error, locked_error
 from .core import mapped
@@ -127,13 +128,19 @@ class SqliteStore(SessionsMixin, VectorsMixin, FtsMixin, EntitiesMixin, TracesMi
 
     @mapped
     def check_embedder(self, name: str, dim: int) -> None:
-        """Record the embedder on first use; refuse a different one later."""
+        """Record the embedder on first use; refuse a different one later.
+
+        ``"none"`` (writes made without an embedder) is recorded only on a file that records
+        nothing yet, and a real embedder named later replaces it: the texts written before then
+        have no vectors until ``rebuild``, and ``verify`` says so.
+        """
         with self.conns.write() as conn:
             rows = dict(conn.execute(
                 "SELECT key, value FROM meta WHERE key IN ('embedding_model', 'embedding_dim')").fetchall())
-            if not rows:
-                conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)",
-                                 [("embedding_model", name), ("embedding_dim", str(dim))])
+            if name == NO_EMBEDDER or not rows or rows.get("embedding_model") == NO_EMBEDDER:
+                if name != NO_EMBEDDER or not rows:
+                    conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                                     [("embedding_model", name), ("embedding_dim", str(dim))])
                 return
         if int(rows["embedding_dim"]) != dim:
             raise EmbeddingMismatch(

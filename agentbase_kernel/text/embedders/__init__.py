@@ -3,8 +3,9 @@
 Class hierarchy::
 
     Embedder (ABC)                   name, dim, embed_batch() -> float32 (n, dim), L2-normalised
-    ├── OnnxEmbedder                 the bundled MiniLM on onnxruntime (the default; ~3x faster than torch;
-    │                                quantized=True: int8, its own name and vectors, ~2x faster again)
+    ├── OnnxEmbedder                 MiniLM exported from the bundled weights to onnxruntime (~3x faster than
+    │   │                            torch; quantized=True: int8, its own name and vectors, ~2x faster again)
+    │   └── PackagedMiniLMEmbedder   the default: MiniLM as a packaged ONNX file, no torch needed
     ├── SentenceTransformerEmbedder  a local sentence-transformers folder (fallback: bundled MiniLM on torch)
     ├── FastEmbedEmbedder            fastembed ONNX models already in the cache dir
     └── OpenAICompatibleEmbedder     POST {base_url}/embeddings (OpenAI, vLLM, Ollama, LM Studio ...)
@@ -20,6 +21,7 @@ from .backends import (
 )
 from .base import MINILM_INT8_NAME, MINILM_NAME, Embedder, bundled_minilm_path
 from .onnx import OnnxEmbedder
+from .packaged import PackagedMiniLMEmbedder
 from .registry import default_embedder, get_embedder
 
 __all__ = [
@@ -29,6 +31,7 @@ __all__ = [
     "FastEmbedEmbedder",
     "OnnxEmbedder",
     "OpenAICompatibleEmbedder",
+    "PackagedMiniLMEmbedder",
     "SentenceTransformerEmbedder",
     "bundled_minilm_path",
     "default_embedder",

@@ -298,5 +298,9 @@ class OnnxEmbedder(Embedder):
             for row, index in enumerate(rows):
                 input_ids[row, : lengths[index]] = encodings[index].ids
                 attention_mask[row, : lengths[index]] = 1
-            out[rows] = session.run(None, {"input_ids": input_ids, "attention_mask": attention_mask})[0]
+            out[rows] = self._run(session, input_ids, attention_mask)
         return normalize(out)
+
+    def _run(self, session: Any, input_ids: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
+        """One padded run: the exported model pools (mean over real tokens) inside the graph."""
+        return np.asarray(session.run(None, {"input_ids": input_ids, "attention_mask": attention_mask})[0])

@@ -12,6 +12,7 @@ from .backends import (
 )
 from .base import MINILM_INT8_NAME, MINILM_NAME, Embedder
 from .onnx import OnnxEmbedder
+from .packaged import PackagedMiniLMEmbedder
 
 __all__ = ["default_embedder", "get_embedder"]
 
@@ -19,7 +20,12 @@ __all__ = ["default_embedder", "get_embedder"]
 
 
 def _minilm() -> Embedder:
-    """The bundled MiniLM: on onnxruntime if it can be loaded, else on sentence-transformers."""
+    """all-MiniLM-L6-v2: the packaged ONNX file (no torch), else an export of the bundled weights
+    on onnxruntime, else sentence-transformers on torch."""
+    try:
+        return PackagedMiniLMEmbedder()
+    except MissingDependency:
+        pass
     try:
         return OnnxEmbedder()
     except (MissingDependency, OSError):
@@ -46,8 +52,8 @@ def get_embedder(spec: str | Embedder | None) -> Embedder | None:
 
     Args:
         spec: An ``Embedder`` (returned as is), ``None``/``"none"`` (no vectors), ``"auto"``
-            (``default_embedder()``), ``"minilm"`` (the bundled MiniLM, on onnxruntime when it is
-            installed), ``"minilm-int8"`` (``OnnxEmbedder(quantized=True)``),
+            (``default_embedder()``), ``"minilm"`` (all-MiniLM-L6-v2: the packaged ONNX file, else the
+            bundled weights on onnxruntime or torch), ``"minilm-onnx"`` / ``"minilm-torch"`` (one runtime), ``"minilm-int8"`` (``OnnxEmbedder(quantized=True)``),
             ``"sentence-transformers:<path-or-name>"``,
             ``"fastembed:<name>"``, or ``"openai:<model>@<base_url>"``.
 
@@ -67,6 +73,10 @@ def get_embedder(spec: str | Embedder | None) -> Embedder | None:
         return default_embedder()
     if low in ("minilm", MINILM_NAME.casefold(), f"sentence-transformers/{MINILM_NAME.casefold()}"):
         return _minilm()
+    if low == "minilm-onnx":
+        return OnnxEmbedder()
+    if low == "minilm-torch":
+        return SentenceTransformerEmbedder()
     if low in ("minilm-int8", MINILM_INT8_NAME.casefold()):
         return OnnxEmbedder(quantized=True)
     kind, sep, rest = text.partition(":")
@@ -81,6 +91,6 @@ def get_embedder(spec: str | Embedder | None) -> Embedder | None:
             if at and model and base_url:
                 return OpenAICompatibleEmbedder(model, base_url=base_url)
     raise InvalidArgument(
-        f"Unknown embedder {spec!r} - use 'auto', 'none', 'minilm', 'minilm-int8', "
+        f"Unknown embedder {spec!r} - use 'auto', 'none', 'minilm', 'minilm-onnx', 'minilm-torch', 'minilm-int8', "
         "'sentence-transformers:<path>', 'fastembed:<name>' or 'openai:<model>@<base_url>'"
     )

@@ -1,0 +1,390 @@
+"""Every aggregate the dashboard shows, built from the kernel's public calls only.
+
+The views never touch the kernel directly for numbers: they call ``Queries``. Today an aggregate
+is computed from one scan of the scope (``Kernel.list`` paged, with superseded and expired
+entries), kept for ``ttl`` seconds so one page of charts costs one scan. When the kernel grows
+SQL aggregates (wished for in /work/notes/kernel-needs.md), only this module changes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import logging
+import os
+import threading
+import time
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+from typing import Any, NamedTuple
+
+from agentbase_kernel import (
+    AgentBaseError,
+    ContextType,
+    Entry,
+    EntryNotFound,
+    HistoryEvent,
+    Kernel,
+    Scope,
+    SessionNotFound,
+)
+
+__all__ = ["AGE_BINS", "Queries", "ScanRow", "scope_label"]
+
+_log = logging.getLogger(__name__)
+
+# Age bins of the freshness view: (label, upper bound in days).
+AGE_BINS: tuple[tuple[str, float], ...] = (
+    ("< 1 day", 1), ("1-7 days", 7), ("1-4 weeks", 28), ("1-3 months", 91), ("3-6 months", 182),
+    ("6-12 months", 365), ("> 1 year", float("inf")))
+WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+
+
+class ScanRow(NamedTuple):
+    """The few fields of an entry that the aggregates read (a full ``Entry`` holds three texts).
+    A tuple, not a dataclass: 100k of them are built per scan."""
+
+    id: str
+    context_type: str
+    category: str | None
+    tags: tuple[str, ...]
+    scope: str
+    created_at: datetime | None
+    updated_at: datetime | None
+    invalid_at: datetime | None
+    superseded_by: str | None
+    actor: str | None
+    abstract: str
+
+
+@functools.lru_cache(maxsize=4096)
+def scope_label(scope: Scope) -> str:
+    """``user:alice agent:bot`` style label; ``global`` for an entry without ids."""
+    parts = [f"{k.removesuffix('_id')}:{v}" for k, v in scope.as_dict().items()]
+    return " ".join(parts) or "global"
+
+
+def _row(e: Entry) -> ScanRow:
+    ctype = e.context_type
+    return ScanRow(e.id, ctype.value if isinstance(ctype, ContextType) else str(ctype), e.category, tuple(e.tags),
+                   scope_label(e.scope), e.created_at, e.updated_at, e.invalid_at, e.superseded_by, e.actor,
+                   e.l0_abstract)
+
+
+def _per_scan(fn: Any) -> Any:
+    """Compute an aggregate once per scan of its scope: one snapshot's charts never change."""
+    @functools.wraps(fn)
+    def wrapper(self: Queries, scope: Scope, **kw: Any) -> Any:
+        rows = self.rows(scope)
+        key = (fn.__name__, scope, tuple(sorted(kw.items())))
+        with self._lock:
+            hit = self._derived.get(key)
+        if hit is not None and hit[0] is rows:
+            return hit[1]
+        value = fn(self, rows, **kw)
+        with self._lock:
+            self._derived[key] = (rows, value)
+        return value
+    return wrapper
+
+
+class Queries:
+    """Aggregates over one scope of a kernel, cached for ``ttl`` seconds.
+
+    Usage::
+
+        q = Queries(kernel)
+        q.counts(Scope(user_id="alice"))["by_type"]
+    """
+
+    def __init__(self, kernel: Kernel, *, ttl: float = 30.0, verify_every: float = 300.0) -> None:
+        self.kernel = kernel
+        self.ttl = ttl
+        self.verify_every = verify_every
+        self._lock = threading.Lock()
+        self._cache: dict[Any, tuple[float, Any, tuple[int, ...]]] = {}
+        self._running: dict[Any, threading.Event] = {}
+        self._deleted: list[dict[str, Any]] = []
+        self._derived: dict[Any, tuple[list[ScanRow], Any]] = {}
+
+    def forget(self) -> None:
+        """Drop the cached scans (after an edit made through the dashboard)."""
+        with self._lock:
+            self._cache = {k: v for k, v in self._cache.items() if k == "verify"}
+            self._derived.clear()
+
+    def _cached(self, key: Any, compute: Any, ttl: float, *, wait: bool) -> tuple[Any, float] | None:
+        """``(value, age in seconds)`` of ``compute()``, computed in one background thread per key.
+
+        A cached value is served as it is within ``ttl`` or while the file is unchanged; older, it
+        is still served while the thread recomputes it (on 100k entries a scan takes seconds, so a
+        page never waits for a re-scan). With nothing cached, ``wait`` waits for the thread (one
+        scan however many pages ask), else returns ``None``. ``ttl <= 0`` turns the cache off."""
+        if ttl <= 0 and wait:
+            return compute(), 0.0
+        with self._lock:
+            hit = self._cache.get(key)
+            age = time.monotonic() - hit[0] if hit else 0.0
+            stale = hit is not None and age >= ttl and hit[2] != self._signature()
+            running = self._running.get(key)
+            if running is None and (hit is None or stale):
+                running = self._running[key] = threading.Event()
+                threading.Thread(target=self._refresh, args=(key, compute, running), daemon=True,
+                                 name=f"agentbase-web-{key[0] if isinstance(key, tuple) else key}").start()
+        if hit is not None:
+            return hit[1], age
+        if not wait or running is None:
+            return None
+        running.wait()
+        with self._lock:
+            hit = self._cache.get(key)
+        if hit is None:  # the thread failed: compute here, so the page shows the error
+            return compute(), 0.0
+        return hit[1], time.monotonic() - hit[0]
+
+    def _signature(self) -> tuple[int, ...]:
+        """Size and mtime of the file and its WAL: unchanged means nothing was written since."""
+        path = str(self.kernel.path)
+        out: list[int] = []
+        for p in (path, path + "-wal"):
+            try:
+                st = os.stat(p)
+                out += [st.st_size, st.st_mtime_ns]
+            except OSError:
+                out += [-1, -1]
+        return tuple(out)
+
+    def _refresh(self, key: Any, compute: Any, done: threading.Event) -> None:
+        try:
+            signature = self._signature()
+            value = compute()
+            with self._lock:
+                self._cache[key] = (time.monotonic(), value, signature)
+        except AgentBaseError as exc:  # a closed kernel or a locked file: the next page view tries again
+            _log.warning("dashboard: background %s failed: %s", key, exc)
+        finally:
+            with self._lock:
+                self._running.pop(key, None)
+            done.set()
+
+    def warm_up(self) -> None:
+        """Start the whole-file scan and the verify in the background (at server start)."""
+        self._cached(("rows", Scope()), lambda: self._scan(Scope()), self.ttl, wait=False)
+        self.verify(wait=False)
+
+    # -- the scan ----------------------------------------------------------------------------
+    def rows(self, scope: Scope) -> list[ScanRow]:
+        return self.rows_and_age(scope)[0]
+
+    def rows_and_age(self, scope: Scope) -> tuple[list[ScanRow], float]:
+        """The scope's rows and how many seconds ago they were read."""
+        got = self._cached(("rows", scope), lambda: self._scan(scope), self.ttl, wait=True)
+        assert got is not None
+        return got
+
+    def age(self, scope: Scope) -> float | None:
+        """Seconds since the scope's rows were read, or ``None`` when not cached."""
+        with self._lock:
+            hit = self._cache.get(("rows", scope))
+        return None if hit is None else time.monotonic() - hit[0]
+
+    def _scan(self, scope: Scope) -> list[ScanRow]:
+        # one call: paging with offset re-reads the skipped rows (9.5 s vs 5.4 s on 100k)
+        entries = self.kernel.list(**scope.as_dict(), include_expired=True, include_invalid=True, limit=None)
+        return [_row(e) for e in entries]
+
+    @_per_scan
+    def counts(self, rows: list[ScanRow]) -> dict[str, Any]:
+        current = [r for r in rows if r.invalid_at is None]
+        return {
+            "entries": len(rows), "current": len(current), "superseded": len(rows) - len(current),
+            "by_type": Counter(r.context_type for r in rows).most_common(),
+            "by_category": Counter(r.category or "(none)" for r in rows).most_common(),
+            "by_scope": Counter(r.scope for r in rows).most_common(),
+        }
+
+    def file_size(self) -> int:
+        """Bytes on disk: the database plus its WAL and shared-memory files."""
+        path = str(self.kernel.path)
+        return sum(os.path.getsize(p) for p in (path, path + "-wal", path + "-shm") if os.path.exists(p))
+
+    def verify(self, *, wait: bool = False) -> tuple[dict[str, Any] | None, float]:
+        """``Kernel.verify()`` and its age: the integrity check reads the whole file (11 s on
+        100k entries), so it runs in the background every ``verify_every`` seconds; ``None``
+        until the first run ends unless ``wait``."""
+        got = self._cached("verify", self.kernel.verify, self.verify_every, wait=wait)
+        return got if got is not None else (None, 0.0)
+
+    # -- the six charts ----------------------------------------------------------------------
+    @_per_scan
+    def timeline(self, rows: list[ScanRow]) -> dict[str, Any]:
+        """Entries created per day (UTC), by context type, over the days that have any."""
+        per_day: dict[str, Counter[str]] = {}
+        for r in rows:
+            if r.created_at is not None:
+                per_day.setdefault(r.created_at.date().isoformat(), Counter())[r.context_type] += 1
+        if not per_day:
+            return {"days": [], "types": [], "series": {}}
+        first, last = min(per_day), max(per_day)
+        days, day = [], datetime.fromisoformat(first).date()
+        while day.isoformat() <= last:
+            days.append(day.isoformat())
+            day += timedelta(days=1)
+        types = sorted({t for c in per_day.values() for t in c})
+        series = {t: [per_day.get(d, Counter())[t] for d in days] for t in types}
+        return {"days": days, "types": types, "series": series}
+
+    @_per_scan
+    def heatmap(self, rows: list[ScanRow]) -> list[list[int]]:
+        """7 x 24 counts of entries created, weekday (Monday first) by hour, UTC."""
+        grid = [[0] * 24 for _ in range(7)]
+        for r in rows:
+            if r.created_at is not None:
+                grid[r.created_at.weekday()][r.created_at.hour] += 1
+        return grid
+
+    @_per_scan
+    def sunburst(self, rows: list[ScanRow], *, max_children: int = 12) -> dict[str, Any]:
+        """type -> category -> tag counts; small siblings beyond ``max_children`` fold into "other"."""
+        tree: dict[str, dict[str, Counter[str]]] = {}
+        for r in rows:
+            cats = tree.setdefault(r.context_type, {})
+            tags = cats.setdefault(r.category or "(none)", Counter())
+            user_tags = [t for t in r.tags if not t.startswith("ner_")]
+            for t in user_tags or ["(untagged)"]:
+                tags[t] += 1
+
+        def fold(counter: Counter[str]) -> list[dict[str, Any]]:
+            top = counter.most_common(max_children)
+            rest = sum(counter.values()) - sum(n for _, n in top)
+            nodes = [{"name": k, "value": n, "children": []} for k, n in top]
+            return nodes + ([{"name": "other", "value": rest, "children": []}] if rest else [])
+
+        children = []
+        for ctype, cats in sorted(tree.items()):
+            cat_nodes = [{"name": cat, "value": sum(tags.values()), "children": fold(tags)}
+                         for cat, tags in sorted(cats.items(), key=lambda kv: -sum(kv[1].values()))]
+            children.append({"name": ctype, "value": sum(c["value"] for c in cat_nodes), "children": cat_nodes})
+        return {"name": "all", "value": sum(c["value"] for c in children), "children": children}
+
+    @_per_scan
+    def freshness(self, rows: list[ScanRow], *, now: datetime | None = None) -> list[dict[str, Any]]:
+        """Age histogram (by creation time) split into current and superseded entries."""
+        now = now or datetime.now(UTC)
+        bins = [{"label": label, "current": 0, "superseded": 0} for label, _ in AGE_BINS]
+        for r in rows:
+            if r.created_at is None:
+                continue
+            age = (now - r.created_at).total_seconds() / 86400
+            for i, (_, upper) in enumerate(AGE_BINS):
+                if age < upper:
+                    bins[i]["superseded" if r.invalid_at is not None else "current"] += 1
+                    break
+        return bins
+
+    @_per_scan
+    def tag_counts(self, rows: list[ScanRow], *, limit: int = 150) -> list[tuple[str, int]]:
+        """The most used tags (entity tags ``ner_*`` included, as the kernel stores them)."""
+        return Counter(t for r in rows for t in r.tags).most_common(limit)
+
+    def activity(self, scope: Scope, *, limit: int = 50) -> list[dict[str, Any]]:
+        """The latest history events of the scope: ADD / UPDATE / DELETE rows plus supersessions.
+
+        The kernel has no scope-wide history call yet, so the events come from the histories of
+        the most recently touched entries; an entry deleted from the scope is no longer listed,
+        so its DELETE shows only when the dashboard itself made it (see kernel-needs.md).
+        """
+        events = list(self._recent_events(scope, limit=limit))
+        with self._lock:
+            events.extend(e for e in self._deleted if _in_scope(e["scope_obj"], scope))
+        events.sort(key=lambda e: e["at"], reverse=True)
+        return events[:limit]
+
+    @_per_scan
+    def _recent_events(self, rows: list[ScanRow], *, limit: int) -> list[dict[str, Any]]:
+        recent = sorted((r for r in rows if r.updated_at or r.created_at),
+                        key=lambda r: max(t for t in (r.updated_at, r.created_at) if t), reverse=True)[:limit]
+        events: list[dict[str, Any]] = []
+        for r in recent:
+            for h in self.kernel.history(r.id):
+                events.append(_event(h, r))
+            if r.superseded_by and r.invalid_at:
+                events.append({"at": r.invalid_at, "event": "SUPERSEDE", "entry_id": r.id, "actor": r.actor,
+                               "role": None, "text": r.abstract, "detail": f"by {r.superseded_by}",
+                               "scope": r.scope})
+        return events
+
+    def remember_delete(self, entry: Entry, actor: str) -> None:
+        """Keep a DELETE made through the dashboard for the feed (the kernel cannot list it)."""
+        event = {"at": datetime.now(UTC), "event": "DELETE", "entry_id": entry.id, "actor": actor,
+                 "role": entry.role, "text": entry.l0_abstract, "detail": "", "scope": scope_label(entry.scope),
+                 "scope_obj": entry.scope}
+        with self._lock:
+            self._deleted = [event, *self._deleted][:200]
+
+    # -- one entry ---------------------------------------------------------------------------
+    def superseded(self, entry_id: str) -> list[ScanRow] | None:
+        """Entries that ``entry_id`` replaced (its predecessors), from the whole-file scan;
+        ``None`` while that scan is still running (an entry page never waits seconds for it)."""
+        whole = Scope()
+        got = self._cached(("rows", whole), lambda: self._scan(whole), self.ttl, wait=self.ttl <= 0)
+        if got is None:
+            return None
+        return [r for r in got[0] if r.superseded_by == entry_id]
+
+    def successors(self, entry: Entry, *, limit: int = 20) -> list[Entry]:
+        chain, seen = [], {entry.id}
+        nxt = entry.superseded_by
+        while nxt and nxt not in seen and len(chain) < limit:
+            seen.add(nxt)
+            try:
+                e = self.kernel.get(nxt)
+            except EntryNotFound:
+                break
+            chain.append(e)
+            nxt = e.superseded_by
+        return chain
+
+    def source_turns(self, entry: Entry) -> list[Any]:
+        """The session messages this entry was made from (turn entries only; see kernel-needs.md)."""
+        if not entry.session_id:
+            return []
+        try:
+            self.kernel.get_session(entry.session_id)
+        except SessionNotFound:
+            return []
+        return [m for m in self.kernel.list_messages(entry.session_id) if m.entry_id == entry.id]
+
+    def entities_of(self, entry: Entry) -> list[str]:
+        return [t.removeprefix("ner_") for t in entry.tags if t.startswith("ner_")]
+
+    def entity_graph(self, scope: Scope, *, entity: str | None, limit: int) -> dict[str, Any]:
+        """``Kernel.entity_graph``, cached like the scans (its GROUP BY reads every link of the scope)."""
+        return self._cached(("entities", scope, entity, limit),
+                            lambda: self.kernel.entity_graph(entity=entity, **scope.as_dict(), limit=limit),
+                            self.ttl, wait=True)[0]  # type: ignore[index]
+
+    # -- traces ------------------------------------------------------------------------------
+    def traces(self, scope: Scope, *, limit: int = 50) -> list[dict[str, Any]]:
+        return self.kernel.trace_session(**scope.as_dict(), limit=limit)
+
+    def trace(self, trace_id: str, *, search: int = 500) -> dict[str, Any] | None:
+        """One stored trace by id, among the ``search`` most recent (the kernel has no get-by-id)."""
+        return next((t for t in self.kernel.trace_session(limit=search) if t["id"] == trace_id), None)
+
+    def replay(self, trace: dict[str, Any]) -> Any:
+        """Run the trace's query again in its scope without recording a new trace."""
+        cfg = dataclasses.replace(self.kernel.config.retrieval, record_traces=False)
+        scope = {k: v for k, v in trace.get("scope", {}).items()
+                 if k in ("user_id", "agent_id", "project_id", "session_id")}
+        return self.kernel.find(trace["query"], top_k=max(10, len(trace.get("result_ids", []))), config=cfg, **scope)
+
+
+def _event(h: HistoryEvent, r: ScanRow) -> dict[str, Any]:
+    text = h.new_value if h.new_value is not None else h.old_value
+    return {"at": h.created_at, "event": h.event, "entry_id": h.entry_id, "actor": h.actor, "role": h.role,
+            "text": (text or r.abstract)[:200], "detail": "", "scope": r.scope}
+
+
+def _in_scope(entry_scope: Scope, scope: Scope) -> bool:
+    return all(getattr(entry_scope, k) == v for k, v in scope.as_dict().items())

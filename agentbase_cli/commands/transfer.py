@@ -1,0 +1,142 @@
+"""Moving memories in and out: ``export`` and ``import`` (agentbase files and other products' data).
+
+The format is docs/export-format.md; the importers are ``agentbase_adapters.importers`` (imported
+only when ``--from`` names one, so a plain ``import FILE`` needs no framework installed).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..database import Settings, open_kernel
+from ..options import (
+    AgentbaseCommand,
+    database_options,
+    json_option,
+    metadata_option,
+    parse_metadata,
+    scope_from,
+    scope_options,
+)
+from ..output import echo_json
+from ..output import table as print_table
+from ..progress import bar
+
+__all__ = ["COMMANDS"]
+
+SOURCES = ("agentbase", "mem0", "langchain-sql", "langchain-file", "llamaindex-json", "llamaindex-sql", "openai-json")
+WITH_TABLE = ("langchain-sql", "llamaindex-sql")
+
+
+def _quiet(ctx: click.Context) -> bool:
+    return ctx.ensure_object(Settings).quiet
+
+
+@click.command(cls=AgentbaseCommand)
+@click.option("--out", "-o", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Write the export here (replaced only once complete). Default: stdout.")
+@scope_options
+@metadata_option("Only entries whose metadata matches (JSON filter or KEY=VALUE; repeatable).")
+@click.option("--vectors/--no-vectors", default=True, show_default=True,
+              help="Include the embeddings (base64 float32); without them the importing side embeds the texts again.")
+@click.option("--traces", is_flag=True, help="Include retrieval traces.")
+@json_option
+@database_options()
+@click.pass_context
+def export(ctx: click.Context, /, out: Path | None, metadata: tuple[str, ...], vectors: bool, traces: bool,
+           as_json: bool, **scope: Any) -> None:
+    """Write the database (or one scope of it) as an agentbase export: JSON Lines, streamed.
+
+    Entries with their history, sessions, messages, links, entities and vectors; the format is
+    documented in docs/export-format.md. `agentbase import FILE` reads it back.
+    """
+    to_stdout = out is None or str(out) == "-"
+    with open_kernel(ctx, models=False) as kernel, \
+            bar("exporting", quiet=_quiet(ctx), unit="entry") as progress:
+        target: Any = sys.stdout if to_stdout else out
+        counts = kernel.export(target, **scope_from(scope), metadata=parse_metadata(metadata), vectors=vectors,
+                               traces=traces, progress=progress)
+    summary = {"out": "-" if to_stdout else str(out), "records": counts}
+    if as_json and not to_stdout:
+        echo_json(summary)
+        return
+    # the file went to stdout: the summary must not mix with it
+    err = to_stdout
+    if not _quiet(ctx) or not err:
+        click.echo(f"Exported {counts.get('entry', 0)} entries, {counts.get('session', 0)} sessions, "
+                   f"{counts.get('message', 0)} messages ({sum(counts.values())} records) to "
+                   f"{'stdout' if to_stdout else out}.", err=err)
+
+
+def _summary_rows(summary: dict[str, Any]) -> list[tuple[Any, ...]]:
+    if summary["dry_run"]:
+        return [("type", "records"), *sorted(summary["by_type"].items())]
+    rows: list[tuple[Any, ...]] = [("type", "inserted", "updated", "skipped")]
+    for kind, c in sorted(summary["by_type"].items()):
+        rows.append((kind, c["inserted"], c["updated"], c["skipped"]))
+    return rows
+
+
+@click.command("import", cls=AgentbaseCommand)
+@click.argument("source", metavar="FILE|CONFIG|URL")
+@click.option("--from", "kind", type=click.Choice(SOURCES), default="agentbase", show_default=True,
+              help="What SOURCE is: an agentbase export (FILE, - for stdin); mem0 (the JSON config passed to "
+                   "Memory.from_config); langchain-sql (SQLAlchemy URL of SQLChatMessageHistory, with --table); "
+                   "langchain-file (a FileChatMessageHistory file); llamaindex-json (a SimpleChatStore persist "
+                   "file); llamaindex-sql (URL of a SQLAlchemyChatStore, with --table); openai-json (threads / "
+                   "conversations with their messages, as the API lists them).")
+@click.option("--table", metavar="NAME",
+              help="The table of --from langchain-sql (default message_store) or llamaindex-sql (default chat_store).")
+@click.option("--user-id", metavar="ID",
+              help="The user for data that names none (chat histories, unscoped Mem0 memories).")
+@click.option("--dry-run", is_flag=True, help="Read and check everything, print the counts, write nothing.")
+@json_option
+@database_options()
+@click.pass_context
+def import_(ctx: click.Context, source: str, kind: str, table: str | None, user_id: str | None, dry_run: bool,
+            as_json: bool) -> None:
+    """Import an agentbase export, or memories and conversations from Mem0, LangChain, LlamaIndex or OpenAI.
+
+    One transaction: a bad record (named by its line) leaves the database untouched. Ids and times
+    are kept, so importing the same data again skips what is already there.
+    """
+    if table is not None and kind not in WITH_TABLE:
+        raise click.UsageError(f"--table applies to --from {' / '.join(WITH_TABLE)}, not --from {kind}.")
+    if kind == "agentbase" and user_id is not None:
+        raise click.UsageError("--user-id applies to --from sources; an agentbase export keeps its own scopes.")
+    quiet = _quiet(ctx)
+    # ingesting conversations and re-embedding need the models; a dry run only reads
+    with open_kernel(ctx, models=not dry_run, ner=(kind != "agentbase" and not dry_run)) as kernel:
+        if kind == "agentbase":
+            stream: Any = sys.stdin if source == "-" else Path(source)
+            with bar("importing", quiet=quiet, unit="B") as progress:
+                summary = kernel.import_(stream, dry_run=dry_run, progress=progress)
+        else:
+            from agentbase_adapters.importers import import_from
+
+            with bar(f"importing from {kind}", quiet=quiet, unit="record") as progress:
+                summary = import_from(kernel, kind, source, table=table, user_id=user_id, dry_run=dry_run,
+                                      progress=lambda done, total: progress(done, total or None))  # type: ignore[arg-type]
+    if as_json:
+        echo_json({k: v for k, v in summary.items() if k != "header"})
+        return
+    table_rows = _summary_rows(summary)
+    print_table(table_rows)
+    if dry_run:
+        click.echo(f"Dry run: {summary['records']} records read and checked, nothing written.")
+        return
+    written = sum(c["inserted"] + c["updated"] for c in summary["by_type"].values())
+    skipped = sum(c["skipped"] for c in summary["by_type"].values())
+    line = f"Imported {summary['records']} records: {written} written, {skipped} already there."
+    if summary.get("vectors_dropped"):
+        line += f" {summary['vectors_dropped']} vectors from another embedder dropped;"
+    if summary.get("reembedded"):
+        line += f" {summary['reembedded']} texts embedded."
+    click.echo(line)
+
+
+COMMANDS = [export, import_]

@@ -1,0 +1,140 @@
+"""Which database a command uses, and opening it with only the models the command needs.
+
+The file is, first to last: ``--db PATH``, ``$AGENTBASE_PATH``, the ``.agentbase`` file that
+``agentbase init --data-dir DIR`` wrote in this folder or a parent, ``./agentbase.db``.
+
+Loading the embedder and spaCy takes seconds, so commands that only read or delete rows open
+the file with neither (``models=False``); commands that write text or search load both.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+from agentbase_kernel import Kernel
+
+from .errors import CliError, ExitCode
+
+__all__ = ["POINTER_FILE", "Settings", "Target", "current_target", "missing_database", "open_kernel", "resolve", "write_pointer"]
+
+POINTER_FILE = ".agentbase"
+DEFAULT_FILE = "agentbase.db"
+
+
+@dataclass
+class Settings:
+    """The global options, as given on the group or on the command (the command's win)."""
+
+    db: Path | None = None
+    db_source: str = "--db"
+    embedder: str | None = None
+    ner: str | None = None
+    quiet: bool = False
+
+
+@dataclass(frozen=True)
+class Target:
+    """The resolved database and models, and where the path came from (shown by ``info``)."""
+
+    path: Path
+    source: str
+    embedder: str
+    ner: str
+
+
+def find_pointer(start: Path) -> Path | None:
+    """The nearest ``.agentbase`` file in ``start`` or one of its parents."""
+    for folder in (start, *start.parents):
+        candidate = folder / POINTER_FILE
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def read_pointer(pointer: Path) -> dict[str, str]:
+    try:
+        data = tomllib.loads(pointer.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise CliError(f"{pointer} is not a valid agentbase pointer file ({exc}). "
+                       f"Fix it, delete it, or write it again with: agentbase init --data-dir DIR") from None
+    if not isinstance(data.get("db"), str):
+        raise CliError(f"{pointer} has no db = \"PATH\" line. Write it again with: agentbase init --data-dir DIR")
+    return {k: v for k, v in data.items() if isinstance(v, str)}
+
+
+def write_pointer(folder: Path, db: Path, *, embedder: str | None, ner: str | None) -> Path:
+    """Write ``folder/.agentbase`` naming ``db`` (relative to ``folder`` when it is inside it)."""
+    try:
+        shown = db.resolve().relative_to(folder.resolve())
+    except ValueError:
+        shown = db.resolve()
+    lines = ["# Written by `agentbase init`: agentbase commands run in this folder (or below it) use this file.",
+             f"db = {json.dumps(shown.as_posix())}"]
+    for key, value in (("embedder", embedder), ("ner", ner)):
+        if value is not None:
+            lines.append(f"{key} = {json.dumps(value)}")
+    pointer = folder / POINTER_FILE
+    pointer.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return pointer
+
+
+def resolve(settings: Settings) -> Target:
+    pointer_values: dict[str, str] = {}
+    if settings.db is not None:
+        path, source = settings.db, settings.db_source
+    else:
+        pointer = find_pointer(Path.cwd())
+        if pointer is not None:
+            pointer_values = read_pointer(pointer)
+            path, source = pointer.parent / pointer_values["db"], str(pointer)
+        else:
+            path, source = Path(DEFAULT_FILE), "default (./agentbase.db)"
+    embedder = settings.embedder or pointer_values.get("embedder") or "auto"
+    ner = settings.ner or pointer_values.get("ner") or "auto"
+    return Target(path=path, source=source, embedder=embedder, ner=ner)
+
+
+def missing_database(target: Target) -> CliError:
+    """The error for a database file that does not exist, with the command that creates it."""
+    if target.source == "--db":
+        how = f"agentbase --db {target.path} init"
+    elif target.source.startswith(("default", "$")):
+        how = "agentbase init (or agentbase init --data-dir DIR)"
+    else:
+        how = f"agentbase init (run in {Path(target.source).parent})"
+    return CliError(f"No database at {target.path} (from {target.source}). Create it with: {how}; "
+                    "or pick an existing file with: agentbase --db PATH <command>", ExitCode.NOT_FOUND)
+
+
+def current_target(ctx: click.Context) -> Target:
+    """The database and models this command would use."""
+    return resolve(ctx.find_object(Settings) or Settings())
+
+
+@contextmanager
+def open_kernel(ctx: click.Context, *, models: bool, ner: bool | None = None,
+                create: bool = False) -> Iterator[Kernel]:
+    """The command's ``Kernel``, opened and closed around the block.
+
+    ``models=False`` opens the file with no embedder and no spaCy (fast); such a kernel must
+    not be asked to store or search text. ``ner`` (default: as ``models``) loads spaCy apart
+    from the embedder. Only ``init`` creates a missing file.
+    """
+    target = current_target(ctx)
+    if not create and not target.path.exists():
+        raise missing_database(target)
+    use_ner = models if ner is None else ner
+    kernel = Kernel(target.path, embedder=target.embedder if models else None,
+                    ner=target.ner if use_ner else None, create=create)
+    try:
+        kernel.initialize()
+        yield kernel
+    finally:
+        kernel.close()

@@ -1,0 +1,81 @@
+"""Latest first: when a question asks how things stand now, a later statement outranks an earlier one.
+
+"I live in Boston" (January) ... "we moved to Denver last month" (May): both answer "Where do I live
+now?", and plain relevance often ranks the older one higher (it says "live"). Among the candidates
+relevant enough to be an answer (a score within ``relevance`` of the best), a later turn by the same
+speaker that talks about the same thing as an earlier one is ranked just above it. "The same thing"
+is the two turns' cosine after taking out what every candidate shares (the mean of their vectors:
+the speaker's name, the conversation's style), so two statements of one attribute pair up and a
+later turn on another topic does not. Nothing is removed: the earlier statement stays in the
+results just below, and ``as_of`` before the update makes it the latest again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import numpy as np
+
+__all__ = ["latest_first"]
+
+
+class _Ranked(Protocol):
+    entry: Any
+    fused: float
+    boost: float
+    matched_by: list[str]
+
+
+def latest_first(cands: Sequence[_Ranked], vectors: dict[str, np.ndarray], *, relevance: float,
+                 same_topic: float, pool: int) -> list[tuple[str, str]]:
+    """Rank later statements of the same speaker and topic above earlier ones, in place.
+
+    Args:
+        cands: The candidates, best first (``fused * boost`` is the score).
+        vectors: The entries' own vectors by content hash (candidates without one are skipped).
+        relevance: An earlier statement counts when it scores at least this share of the best.
+        same_topic: The least centred cosine between two statements of the same thing.
+        pool: How many of the best candidates take part.
+
+    Returns:
+        ``(later entry id, earlier entry id)`` for each pair that was reordered.
+    """
+    if not cands:
+        return []
+    best = cands[0].fused * cands[0].boost
+    if best <= 0:
+        return []
+    known = [c for c in cands if c.entry.content_hash in vectors]
+    if len(known) < 2:
+        return []
+    mean = np.mean([vectors[c.entry.content_hash] for c in known], axis=0)
+    floor = relevance * best
+    # extracted facts take part too: "Maya lives in Boston" is outranked by a later "we moved to Denver"
+    taking_part = [c for c in cands[:pool] if c.entry.content_hash in vectors and c.fused * c.boost >= floor
+                   and c.entry.created_at is not None]
+    taking_part.sort(key=lambda c: c.entry.created_at)
+    centred = {}
+    for c in taking_part:
+        v = vectors[c.entry.content_hash] - mean
+        centred[id(c)] = v / (float(np.linalg.norm(v)) or 1.0)
+    # an earlier statement lifts a later one by its own relevance, not by a lift it got itself: else
+    # one loosely related turn would start a chain that ends at the newest turn of all
+    relevant = {id(c): c.fused * c.boost for c in taking_part}
+    pairs: list[tuple[str, str]] = []
+    for i, later in enumerate(taking_part):
+        for earlier in taking_part[:i]:
+            if earlier.entry.created_at >= later.entry.created_at or earlier.entry.actor != later.entry.actor:
+                continue
+            if float(centred[id(earlier)] @ centred[id(later)]) < same_topic:
+                continue
+            # two later statements lifted over the same earlier one keep their order in time
+            above = relevant[id(earlier)] * 1.001 * (1 + 1e-6 * i)
+            if later.fused * later.boost < above and later.fused > 0:
+                later.boost = above / later.fused
+                pairs.append((later.entry.id, earlier.entry.id))
+                if "latest_first" not in later.matched_by:
+                    later.matched_by.append("latest_first")
+                if "superseded_later" not in earlier.matched_by:
+                    earlier.matched_by.append("superseded_later")
+    return pairs

@@ -1,0 +1,154 @@
+"""A later statement outranks an earlier one when the question asks how things stand now.
+
+Plain turns, not only extracted facts: "I live in Boston" ... "we moved to Denver last month".
+The earlier turn is never removed: it stays in the results below the later one, ``as_of`` before
+the update makes it the answer again, and the trace names the step that reordered them.
+"""
+
+from dataclasses import replace
+from datetime import UTC, datetime
+
+import pytest
+
+from agentbase_kernel.text.intent import asks_about_self, asks_current
+
+JAN = datetime(2024, 1, 10, 9, 0, tzinfo=UTC)
+MAR = datetime(2024, 3, 2, 18, 0, tzinfo=UTC)
+MAY = datetime(2024, 5, 20, 19, 30, tzinfo=UTC)
+
+
+def _session(kernel, sid, when, turns):
+    kernel.add_messages(sid, [{"role": role, "content": text, "name": "Maya" if role == "user" else "Assistant",
+                               "created_at": when} for role, text in turns], user_id="maya")
+
+
+@pytest.fixture
+def moved(real_db):
+    kernel = real_db.sync
+    _session(kernel, "s1", JAN, [
+        ("user", "Hi! I live in Boston and work as a product designer. Can you help me plan the year?"),
+        ("assistant", "Of course. Let's start with your monthly goals and a budget."),
+        ("user", "My manager Ana wants a written plan before anything ships."),
+        ("assistant", "A one-page plan with rollback steps usually works well for that."),
+    ])
+    _session(kernel, "s2", MAR, [
+        ("user", "I started pottery classes on Thursday evenings, it's so calming."),
+        ("assistant", "That sounds lovely. Keep an eye on the kiln schedule for firing."),
+        ("user", "Office news: Ana left for a job at a bank, Raj is my manager now."),
+        ("assistant", "Ask Raj in your first one-to-one what a great quarter looks like."),
+    ])
+    _session(kernel, "s3", MAY, [
+        ("user", "Hello from Denver! We moved last month and the apartment is in Capitol Hill."),
+        ("assistant", "Congratulations on the move! Want me to update your plan for Denver?"),
+    ])
+    return kernel
+
+
+def _first_user_turn(result):
+    return next(h for h in result if h.entry.role == "user")
+
+
+def test_the_later_city_ranks_first_and_the_trace_says_why(moved):
+    result = moved.find("Where do I live now?", user_id="maya", reference_time=MAY)
+    top = _first_user_turn(result)
+    assert "Denver" in top.entry.l2_full
+    texts = [h.entry.l2_full for h in result]
+    boston = next(i for i, t in enumerate(texts) if "Boston" in t)
+    denver = next(i for i, t in enumerate(texts) if "Denver" in t and "moved" in t)
+    assert denver < boston  # the earlier value is still there, below
+    step = next(s for s in result.trace.steps if s.name == "latest_first")
+    assert step.params["ranked_above"], "the trace lists the pair it reordered"
+    assert "latest_first" in top.matched_by
+    assert "superseded_later" in result.hits[boston].matched_by
+
+
+def test_without_the_step_the_earlier_city_led(moved):
+    """The step is what makes the difference: the older turn says 'live', the newer one does not."""
+    config = replace(moved.config.retrieval, latest_first=False)
+    result = moved.find("Where do I live now?", user_id="maya", reference_time=MAY, config=config)
+    assert "Boston" in _first_user_turn(result).entry.l2_full
+
+
+def test_as_of_before_the_move_answers_with_the_earlier_city(moved):
+    result = moved.find("Where do I live now?", user_id="maya", as_of=MAR, reference_time=MAR)
+    assert "Boston" in _first_user_turn(result).entry.l2_full
+    assert not any("Denver" in h.entry.l2_full for h in result)
+
+
+def test_the_earlier_turn_keeps_its_history(moved):
+    boston = next(e for e in moved.list(user_id="maya", category="turn") if "Boston" in e.l2_full)
+    assert [event.event for event in moved.history(boston.id)] == ["ADD"]
+    assert moved.get(boston.id).l2_full == boston.l2_full
+
+
+def test_a_manager_who_left_is_outranked_by_the_new_one(moved):
+    result = moved.find("Who is my manager?", user_id="maya", reference_time=MAY)
+    assert "Raj is my manager now" in _first_user_turn(result).entry.l2_full
+    texts = [h.entry.l2_full for h in result]
+    assert any("Ana wants a written plan" in t for t in texts)
+
+
+def test_a_question_about_the_past_is_not_reordered(moved):
+    result = moved.find("Where did I live before the move?", user_id="maya", reference_time=MAY)
+    assert "latest_first" not in [s.name for s in result.trace.steps]
+
+
+@pytest.mark.parametrize(("question", "now"), [
+    ("Who is my manager now?", True),
+    ("Which days do I train these days?", True),
+    ("How much had we saved at last count?", True),
+    ("What is Caroline's job now?", True),
+    ("What activities does Melanie partake in?", False),
+    ("Who was my manager in 2023?", False),
+    ("Where did I live before Denver?", False),
+    ("When did Melanie paint a sunrise?", False),
+])
+def test_asks_current(question, now):
+    assert asks_current(question) is now
+
+
+@pytest.mark.parametrize(("question", "own"), [
+    ("What's my monthly rent?", True),
+    ("Where do we live?", True),
+    ("What did you recommend for my knee?", False),
+    ("What did Caroline say about the parade?", False),
+])
+def test_asks_about_self(question, own):
+    assert asks_about_self(question) is own
+
+
+def test_unseen_query_words_shift_weight_to_the_cosine(kernel):
+    """Words the memories never use cannot be weighed by BM25: the cosine's share grows, and the trace says so."""
+    kernel.add_messages("s", [{"role": "user", "content": "We moved to Denver and the apartment is lovely"}],
+                        user_id="u")
+    seen = kernel.find("apartment in Denver", user_id="u")
+    unseen = kernel.find("which city is home", user_id="u")
+    weight = {name: next(s for s in r.trace.steps if s.name == "fuse_scores").params["vector_weight"]
+              for name, r in (("seen", seen), ("unseen", unseen))}
+    cfg = kernel.config.retrieval
+    assert weight["seen"] == cfg.score_vector_weight
+    assert weight["unseen"] == cfg.score_vector_max
+    fts = next(s for s in unseen.trace.steps if s.name == "recall_fts")
+    assert set(fts.params["unseen_terms"]) == {"city", "home"}
+
+
+def test_a_first_person_question_ranks_the_users_turns_up(kernel):
+    kernel.add_messages("s", [
+        {"role": "user", "content": "my knee hurts after running"},
+        {"role": "assistant", "content": "knee pain after running often means too much mileage"},
+    ], user_id="u")
+    mine = kernel.find("what did I say about my knee", user_id="u")
+    assert mine.hits[0].entry.role == "user" and "self_boost" in mine.hits[0].matched_by
+    yours = kernel.find("what did you say about the knee", user_id="u")
+    assert "self_boost" not in [s.name for s in yours.trace.steps]
+
+
+def test_date_words_are_not_counted_as_unseen(kernel):
+    """ "in July 2023" is matched as a date window, not as words a memory must contain."""
+    kernel.add_messages("s", [{"role": "user", "content": "We moved to Denver and the apartment is lovely"}],
+                        user_id="u")
+    result = kernel.find("the apartment in Denver in July 2023", user_id="u")
+    fts = next(s for s in result.trace.steps if s.name == "recall_fts")
+    assert fts.params["unseen_terms"] == []
+    fuse = next(s for s in result.trace.steps if s.name == "fuse_scores")
+    assert fuse.params["vector_weight"] == kernel.config.retrieval.score_vector_weight
