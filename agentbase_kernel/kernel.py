@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 from .config import Config, RetrievalConfig, default_path
 from .errors import ClosedError, InvalidArgument, ScopeError
 from .ingest.pipeline import Ingestor, validate_text
+from .lifecycle import Reinforcer
 from .records import AddResult, ContextType, Entry, FindResult, HistoryEvent, Message, Scope, Session
 from .retrieve.pipeline import MAX_TOP_K, Decomposer, Reranker, Retriever
 from .store import NO_EMBEDDER, EntryFilter, Store, open_store
@@ -189,6 +190,7 @@ class Kernel:
         self.ner: Any = None
         self._ingestor: Ingestor | None = None
         self._retriever: Retriever | None = None
+        self._reinforcer: Reinforcer | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------
     def initialize(self) -> Kernel:
@@ -225,6 +227,13 @@ class Kernel:
                                           defer_embedding=self.config.ingest.defer_embedding)
                 self._retriever = Retriever(store, config=self.config.retrieval, ner=self.ner, embedder=embedder,
                                             reranker=self._reranker, decomposer=self._decomposer)
+                lifecycle = self.config.lifecycle
+                try:
+                    store.configure_audit(lifecycle.audit, lifecycle.audit_max_rows)
+                except BaseException:
+                    store.close()
+                    raise
+                self._reinforcer = Reinforcer(store, interval=lifecycle.reinforce_flush_seconds)
                 self._store = store
         return self._store
 
@@ -246,6 +255,8 @@ class Kernel:
         With deferred embedding, waits for the background embedder first (``wait_embedded=False``
         stops it at once; what it did not reach is embedded by the next deferred write or ``rebuild``).
         """
+        if self._reinforcer is not None:
+            self._reinforcer.close()
         if self._ingestor is not None:
             self._ingestor.close(wait=wait_embedded)
         if self._store is not None:
@@ -344,7 +355,7 @@ class Kernel:
             project_id: str | None = None, session_id: str | None = None) -> Entry:
         """The entry, or ``EntryNotFound`` (a ``KeyError``) when missing or outside the scope."""
         scope = _scope(user_id, agent_id, project_id, session_id)
-        return self._ready().get_entry(self._entry_id(entry_id), scope)
+        return self._with_access([self._ready().get_entry(self._entry_id(entry_id), scope)])[0]
 
     def _entry_id(self, entry_id: Any) -> str:
         if not isinstance(entry_id, str) or not entry_id:
@@ -432,7 +443,8 @@ class Kernel:
                            context_type=context_type, category=category, tags=tags, role=role,
                            include_expired=include_expired, include_invalid=include_invalid, as_of=as_of,
                            metadata=metadata, since=since, until=until)
-        return self._ready().list_entries(flt, limit=_limit(limit), offset=_limit(offset, "offset") or 0, order=order)
+        return self._with_access(self._ready().list_entries(flt, limit=_limit(limit),
+                                                            offset=_limit(offset, "offset") or 0, order=order))
 
     def count(self, **filters: Any) -> int:
         """How many entries ``list`` would return without a limit."""
@@ -449,8 +461,12 @@ class Kernel:
              since: datetime | None = None, until: datetime | None = None, as_of: datetime | None = None,
              metadata: dict[str, Any] | None = None, reference_time: datetime | None = None,
              token_budget: int | None = None, strategy: str = "auto", include_expired: bool = False,
-             config: Any = None) -> FindResult:
-        """Hybrid retrieval (FTS5 + vectors + NER + intents), best first, with a trace."""
+             config: Any = None, reinforce: bool | None = None) -> FindResult:
+        """Hybrid retrieval (FTS5 + vectors + NER + intents), best first, with a trace.
+
+        Each returned entry's ``access_count`` / ``last_accessed_at`` are bumped after the search,
+        batched off the read path (``reinforce=False`` or ``lifecycle.reinforce`` off to skip).
+        """
         flt = self._filter(user_id=user_id, agent_id=agent_id, project_id=project_id, session_id=session_id,
                            context_type=context_type, category=category, tags=tags, role=role,
                            include_expired=include_expired, as_of=as_of, metadata=metadata, since=since, until=until)
@@ -458,8 +474,17 @@ class Kernel:
             _limit(token_budget, "token_budget")
         if config is not None and not isinstance(config, RetrievalConfig):
             raise InvalidArgument(f"config must be a RetrievalConfig (Config().retrieval), got {type(config).__name__}")
-        return self.retriever.find(query, top_k=top_k, flt=flt, reference_time=_when(reference_time, "reference_time"),
-                                   token_budget=token_budget, strategy=strategy, config=config)
+        if reinforce is not None and not isinstance(reinforce, bool):
+            raise InvalidArgument(f"reinforce must be a bool or None, got {type(reinforce).__name__}")
+        result = self.retriever.find(query, top_k=top_k, flt=flt,
+                                     reference_time=_when(reference_time, "reference_time"),
+                                     token_budget=token_budget, strategy=strategy, config=config)
+        lifecycle = self.config.lifecycle
+        assert self._reinforcer is not None
+        self._reinforcer.record([h.entry.id for h in result.hits], scope=flt.scope,
+                                bump=lifecycle.reinforce if reinforce is None else reinforce,
+                                audit=lifecycle.audit and lifecycle.audit_reads, detail={"query": query[:200]})
+        return result
 
     def trace_session(self, *, user_id: str | None = None, agent_id: str | None = None,
                       project_id: str | None = None, session_id: str | None = None, limit: int = 20) -> list[dict[str, Any]]:
@@ -755,6 +780,24 @@ class Kernel:
 
         return import_records(self, source, dry_run=bool(dry_run), progress=progress)
 
+    # -- lifecycle: reinforcement, audit, prefetch (issue 22, docs/lifecycle.md) -----------------
+    def _with_access(self, entries: list[Entry]) -> list[Entry]:
+        stats = self._ready().access_stats(e.id for e in entries) if entries else {}
+        for entry in entries:
+            if entry.id in stats:
+                entry.access_count, entry.last_accessed_at = stats[entry.id]
+        return entries
+
+    def flush_lifecycle(self) -> int:
+        """Write the queued reinforcement bumps (and read audit rows) now; returns entries bumped.
+
+        A background thread does this every ``lifecycle.reinforce_flush_seconds`` and ``close`` does
+        it last; call it when you need ``get`` to show the counts of the finds just made.
+        """
+        self._ready()
+        assert self._reinforcer is not None
+        return self._reinforcer.flush()
+
 
 def _require_scope(session: Session, scope: Scope) -> None:
     for name in ("user_id", "agent_id", "project_id"):
@@ -828,6 +871,7 @@ class AgentBase:
     wait_embedded = _async("wait_embedded")
     export = _async("export")
     import_ = _async("import_")
+    flush_lifecycle = _async("flush_lifecycle")
 
     async def close(self) -> None:
         """Close the file (after the deferred embedder, if any, has caught up). Safe to call twice."""
