@@ -22,7 +22,8 @@ from typing import Any, TypeVar
 from .config import Config, RetrievalConfig, default_path
 from .errors import ClosedError, InvalidArgument, ScopeError
 from .ingest.pipeline import Ingestor, validate_text
-from .lifecycle import Reinforcer
+from .lifecycle import AuditEvent, Reinforcer
+from .lifecycle.audit import check_kinds
 from .records import AddResult, ContextType, Entry, FindResult, HistoryEvent, Message, Scope, Session
 from .retrieve.pipeline import MAX_TOP_K, Decomposer, Reranker, Retriever
 from .store import NO_EMBEDDER, EntryFilter, Store, open_store
@@ -798,6 +799,20 @@ class Kernel:
         assert self._reinforcer is not None
         return self._reinforcer.flush()
 
+    def audit(self, *, user_id: str | None = None, agent_id: str | None = None, project_id: str | None = None,
+              session_id: str | None = None, since: datetime | None = None, until: datetime | None = None,
+              kinds: Sequence[str] | str | None = None, limit: int | None = 100) -> list[AuditEvent]:
+        """The audit log of a scope, newest first: who wrote, updated, superseded, deleted (and, with
+        ``lifecycle.audit_reads``, read) which entries, and when.
+
+        Each given scope id must match the row's. Write rows are made by the change's own transaction
+        (a rolled-back write leaves none); read rows are written with the reinforcement flush.
+        """
+        scope = _scope(user_id, agent_id, project_id, session_id)
+        rows = self._ready().audit_rows(scope, since=_when(since, "since"), until=_when(until, "until"),
+                                        kinds=check_kinds(kinds), limit=_limit(limit))
+        return [AuditEvent(**row) for row in rows]
+
 
 def _require_scope(session: Session, scope: Scope) -> None:
     for name in ("user_id", "agent_id", "project_id"):
@@ -872,6 +887,7 @@ class AgentBase:
     export = _async("export")
     import_ = _async("import_")
     flush_lifecycle = _async("flush_lifecycle")
+    audit = _async("audit")
 
     async def close(self) -> None:
         """Close the file (after the deferred embedder, if any, has caught up). Safe to call twice."""

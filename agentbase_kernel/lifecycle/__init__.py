@@ -1,5 +1,6 @@
 """Memory lifecycle (issue 22): reinforcement, audit, per-turn prefetch. See docs/lifecycle.md."""
 
+from .audit import AUDIT_KINDS, AuditEvent
 from .reinforce import Reinforcer
 
-__all__ = ["Reinforcer"]
+__all__ = ["AUDIT_KINDS", "AuditEvent", "Reinforcer"]
