@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 from .config import Config, RetrievalConfig, default_path
 from .errors import ClosedError, InvalidArgument, ScopeError
 from .ingest.pipeline import Ingestor, validate_text
-from .lifecycle import AuditEvent, Reinforcer
+from .lifecycle import AuditEvent, Prefetch, Reinforcer
 from .lifecycle.audit import check_kinds
 from .records import AddResult, ContextType, Entry, FindResult, HistoryEvent, Message, Scope, Session
 from .retrieve.pipeline import MAX_TOP_K, Decomposer, Reranker, Retriever
@@ -813,6 +813,29 @@ class Kernel:
                                         kinds=check_kinds(kinds), limit=_limit(limit))
         return [AuditEvent(**row) for row in rows]
 
+    def prefetch(self, user_message: str, *, user_id: str | None = None, agent_id: str | None = None,
+                 project_id: str | None = None, session_id: str | None = None, token_budget: int = 1000,
+                 relevant_k: int = 10, recent_k: int = 5, reinforce: bool | None = None) -> Prefetch:
+        """Context to inject before answering ``user_message``, within ``token_budget`` tokens: the
+        user's current profile facts, the memories ``find`` ranks most relevant to the message and
+        the most recent ones, deduplicated. ``result.text()`` is ready for a system prompt.
+
+        The profile is read across the user's sessions (``session_id`` is ignored for it); relevant
+        and recent memories honour the whole scope.
+        """
+        from .lifecycle.prefetch import build_prefetch
+
+        if not isinstance(user_message, str):
+            raise InvalidArgument(f"user_message must be a str, got {type(user_message).__name__}")
+        if not isinstance(token_budget, int) or isinstance(token_budget, bool) or token_budget < 1:
+            raise InvalidArgument(f"token_budget must be a positive int, got {token_budget!r}")
+        if not 1 <= _count(relevant_k, "relevant_k") <= self.max_top_k:
+            raise InvalidArgument(f"relevant_k must be in [1, {self.max_top_k}], got {relevant_k!r}")
+        _count(recent_k, "recent_k")
+        scope = _scope(user_id, agent_id, project_id, session_id).as_dict()
+        return build_prefetch(self, user_message, scope, token_budget=token_budget, relevant_k=relevant_k,
+                              recent_k=recent_k, reinforce=reinforce)
+
 
 def _require_scope(session: Session, scope: Scope) -> None:
     for name in ("user_id", "agent_id", "project_id"):
@@ -888,6 +911,7 @@ class AgentBase:
     import_ = _async("import_")
     flush_lifecycle = _async("flush_lifecycle")
     audit = _async("audit")
+    prefetch = _async("prefetch")
 
     async def close(self) -> None:
         """Close the file (after the deferred embedder, if any, has caught up). Safe to call twice."""

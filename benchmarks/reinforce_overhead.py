@@ -31,6 +31,16 @@ def main() -> None:
         for user, q in questions[:20]:  # warm caches
             k.find(q, user_id=user, reinforce=False)
         times: dict[bool, list[float]] = {True: [], False: []}
+        queued: list[float] = []  # what reinforcement adds inside find: queueing the returned ids
+        reinforcer = k._reinforcer
+        record = reinforcer.record
+
+        def timed_record(*a, **kw):  # noqa: ANN002, ANN003
+            t0 = time.perf_counter()
+            record(*a, **kw)
+            queued.append((time.perf_counter() - t0) * 1000)
+
+        reinforcer.record = timed_record
         for r in range(args.rounds):
             for i, (user, q) in enumerate(questions):
                 for on in ((True, False) if (i + r) % 2 else (False, True)):
@@ -42,6 +52,8 @@ def main() -> None:
         xs = sorted(times[on])
         print(f"reinforce={'on ' if on else 'off'} n={len(xs)} p50={statistics.median(xs):.2f} ms "
               f"p95={xs[int(0.95 * len(xs))]:.2f} ms")
+    q = sorted(queued)
+    print(f"queueing inside find: p50={statistics.median(q) * 1000:.1f} us p95={q[int(0.95 * len(q))] * 1000:.1f} us")
     print(f"p50 difference: {statistics.median(times[True]) - statistics.median(times[False]):+.2f} ms "
           f"(entries bumped in the last flush: {bumped})")
 
