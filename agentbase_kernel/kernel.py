@@ -8,6 +8,7 @@ blocking code that is safe to call from inside a running loop (Jupyter, async we
 from __future__ import annotations
 
 import asyncio
+import builtins
 import functools
 import json
 import math
@@ -782,7 +783,7 @@ class Kernel:
         return import_records(self, source, dry_run=bool(dry_run), progress=progress)
 
     # -- lifecycle: reinforcement, audit, prefetch (issue 22, docs/lifecycle.md) -----------------
-    def _with_access(self, entries: list[Entry]) -> list[Entry]:
+    def _with_access(self, entries: builtins.list[Entry]) -> builtins.list[Entry]:
         stats = self._ready().access_stats(e.id for e in entries) if entries else {}
         for entry in entries:
             if entry.id in stats:
@@ -801,7 +802,7 @@ class Kernel:
 
     def audit(self, *, user_id: str | None = None, agent_id: str | None = None, project_id: str | None = None,
               session_id: str | None = None, since: datetime | None = None, until: datetime | None = None,
-              kinds: Sequence[str] | str | None = None, limit: int | None = 100) -> list[AuditEvent]:
+              kinds: Sequence[str] | str | None = None, limit: int | None = 100) -> builtins.list[AuditEvent]:
         """The audit log of a scope, newest first: who wrote, updated, superseded, deleted (and, with
         ``lifecycle.audit_reads``, read) which entries, and when.
 

@@ -35,7 +35,7 @@ def main() -> None:
         reinforcer = k._reinforcer
         record = reinforcer.record
 
-        def timed_record(*a, **kw):  # noqa: ANN002, ANN003
+        def timed_record(*a, **kw):
             t0 = time.perf_counter()
             record(*a, **kw)
             queued.append((time.perf_counter() - t0) * 1000)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -16,7 +16,7 @@ def _kernel(path, embedder, **lifecycle):
 
 
 def test_write_update_delete_are_audited_with_actor_scope_and_ids(kernel):
-    start = datetime.now(timezone.utc) - timedelta(seconds=1)
+    start = datetime.now(UTC) - timedelta(seconds=1)
     a = kernel.add_memory("I like green tea", user_id="alice", agent_id="bot", actor="alice")
     kernel.add_memory("Bob's note", user_id="bob")
     kernel.update(a.id, text="I like black tea", actor="support-agent")
@@ -30,16 +30,15 @@ def test_write_update_delete_are_audited_with_actor_scope_and_ids(kernel):
     assert [e.kind for e in kernel.audit(user_id="bob")] == ["write"]
     assert kernel.audit(user_id="alice", kinds=["write"])[0].entry_ids == [a.id]
     assert kernel.audit(user_id="alice", kinds="delete")[0].actor == "cleaner"
-    assert kernel.audit(user_id="alice", since=datetime.now(timezone.utc) + timedelta(hours=1)) == []
+    assert kernel.audit(user_id="alice", since=datetime.now(UTC) + timedelta(hours=1)) == []
     assert len(kernel.audit(user_id="alice", limit=1)) == 1
     assert len(kernel.audit()) == 4  # no scope: the whole file
 
 
 def test_rolled_back_write_leaves_no_audit_row(kernel):
-    with pytest.raises(RuntimeError):
-        with kernel.transaction():
-            kernel.add_memory("this will roll back", user_id="u")
-            raise RuntimeError("boom")
+    with pytest.raises(RuntimeError), kernel.transaction():
+        kernel.add_memory("this will roll back", user_id="u")
+        raise RuntimeError("boom")
     assert kernel.audit(user_id="u") == []
     kernel.add_memory("first", user_id="u")
     second = kernel.add_memory("second", user_id="u")

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from agentbase_kernel.errors import InvalidArgument
 from agentbase_kernel.lifecycle import Prefetch
-from agentbase_kernel.text.tokenize import count_tokens
 
-T0 = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 
 MEMORIES = [
     "We repainted the kitchen walls a pale yellow last spring",

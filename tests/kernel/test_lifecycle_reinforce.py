@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import threading
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -22,7 +22,7 @@ def _fill(kernel) -> dict[str, str]:
 
 def test_find_bumps_count_and_time_visible_through_get(kernel):
     ids = _fill(kernel)
-    before = datetime.now(timezone.utc)
+    before = datetime.now(UTC)
     hits = kernel.find("green tea", user_id="u", top_k=2)
     returned = [h.entry.id for h in hits]
     assert returned

@@ -70,7 +70,8 @@ class LifecycleMixin(SqliteCore):
     def audit_rows(self, scope: Scope, *, since: datetime | None = None, until: datetime | None = None,
                    kinds: Sequence[str] | None = None, limit: int | None = 100) -> list[dict[str, Any]]:
         """Audit rows of a scope (each given scope id must match), newest first."""
-        clauses, args = [], []
+        clauses: list[str] = []
+        args: list[Any] = []
         for name, value in scope.as_dict().items():
             if value is not None:
                 clauses.append(f"{name} = ?")
