@@ -14,7 +14,8 @@ def test_kernel_all_is_sorted_and_resolves():
     for name in agentbase_kernel.__all__:
         assert getattr(agentbase_kernel, name) is not None
     public = {n for n in vars(agentbase_kernel) if not n.startswith("_")}
-    modules = {"cli", "config", "errors", "kernel", "records", "store", "text", "ingest", "retrieve"}
+    modules = {"cli", "config", "errors", "kernel", "records", "store", "text", "ingest", "retrieve",
+               "lifecycle"}
     assert public - modules - {"annotations"} == set(agentbase_kernel.__all__)
 
 
