@@ -288,7 +288,9 @@ def render(outdir: Path) -> Path:
     if run:
         lines.append("Dev-set runs: " + "; ".join(
             f"{n} ({e['note']}) {e.get('started', '?')} to {e.get('finished', run['finished'])} UTC"
-            for n, e in _sets(run).items()) + ". Every system of a set ran in the same run, one after another"
+            for n, e in _sets(run).items()) + ". Each system ran in its own process; the rows of a set may come from "
+                     "several invocations of `run` on the same code (a run of some systems keeps the others' rows; each "
+                     "row's code commit is under Engines)"
                      + (f" ({run['jobs']} worker processes at once)" if run.get("jobs", 1) > 1 else "")
                      + "".join(f"; rows merged from a concurrent run {m['started']} to {m['finished']} UTC"
                                + (f" ({m['jobs']} worker processes at once)" if m.get("jobs", 1) > 1 else "")

@@ -14,8 +14,8 @@ def test_kernel_all_is_sorted_and_resolves():
     for name in agentbase_kernel.__all__:
         assert getattr(agentbase_kernel, name) is not None
     public = {n for n in vars(agentbase_kernel) if not n.startswith("_")}
-    modules = {"arguments", "cli", "config", "errors", "kernel", "portable", "records", "store", "text", "ingest",
-               "retrieve", "telemetry"}
+    modules = {"arguments", "cli", "config", "errors", "kernel", "lifecycle", "portable", "records", "store", "text",
+               "ingest", "retrieve", "telemetry"}
     assert public - modules - {"annotations"} == set(agentbase_kernel.__all__)
 
 
