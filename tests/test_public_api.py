@@ -42,5 +42,5 @@ def test_missing_framework_names_the_extra(monkeypatch):
 
     monkeypatch.setitem(sys.modules, "langchain_core", None)
     monkeypatch.delitem(sys.modules, "agentbase_adapters.langchain", raising=False)
-    with pytest.raises(MissingDependency, match=r"pip install 'agentbase\[langchain\]'"):
+    with pytest.raises(MissingDependency, match=r"pip install 'agentbase-memory\[langchain\]'"):
         importlib.import_module("agentbase_adapters.langchain")

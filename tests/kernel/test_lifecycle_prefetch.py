@@ -47,7 +47,9 @@ def test_sections_with_the_real_model(real_db):
     assert extracted.facts and any(f.entry.l2_full in profile for f in extracted.facts)  # a fact ingest extracted from her words
     # a paraphrase, no shared keyword: only the embedding finds it, and it must rank first
     assert p.relevant and p.relevant[0].entry.id == ids["My sister Ana is getting married in Porto in June"]
-    assert p.recent and p.recent[0].id == extracted.id  # the newest memory of the scope
+    # the newest memory of the scope is in the prompt: first among the recent ones, unless relevance put it higher
+    assert extracted.id in {h.entry.id for h in p.relevant} | {p.recent[0].id}
+    assert [e.created_at for e in p.recent] == sorted((e.created_at for e in p.recent), reverse=True)
     chosen = [e.id for e in p.entries]
     assert len(chosen) == len(set(chosen))  # nothing twice across sections
     assert all(e.user_id == "alice" for e in p.entries)
