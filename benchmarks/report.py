@@ -77,7 +77,7 @@ def set_section(name: str, entry: dict[str, Any], run: dict[str, Any]) -> list[s
     session = by_key.get("agentbase")
     swaps = [s for s in systems if s.get("group") == "swap"]
     if swaps:
-        out += ["", "Each swap path against the framework it replaces (same run) and against the kernel's session "
+        out += ["", "Each swap path against the framework it replaces and against the kernel's session "
                 "path:", "", "| swap path | hit@10 − framework | hit@10 − session path | ingest × framework "
                 "| search p50 × framework |", "|---|---:|---:|---:|---:|"]
         for s in swaps:
