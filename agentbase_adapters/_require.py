@@ -22,7 +22,7 @@ def require(module_name: str, *, extra: str) -> ModuleType:
 
     Raises:
         MissingDependency: The module (or its top-level package) is not installed; the message
-            names ``pip install 'agentbase[<extra>]'``.
+            names ``pip install 'agentbase-memory[<extra>]'``.
     """
     try:
         return importlib.import_module(module_name)
@@ -34,5 +34,5 @@ def require(module_name: str, *, extra: str) -> ModuleType:
         if missing.split(".")[0] != top:
             raise
         raise MissingDependency(
-            f"{module_name!r} is not installed - install it with: pip install 'agentbase[{extra}]'"
+            f"{module_name!r} is not installed - install it with: pip install 'agentbase-memory[{extra}]'"
         ) from None

@@ -13,7 +13,7 @@ Both only translate: a LangChain message becomes a kernel message whose ``payloa
 sync kernel only: the history's ``a``-twins run its sync methods in a worker thread
 (``agentbase_adapters._async``), and the memory keeps LangChain's ``aload_memory_variables``,
 which runs ``load_memory_variables`` in an executor. Install with
-``pip install 'agentbase[langchain]'``.
+``pip install 'agentbase-memory[langchain]'``.
 """
 
 from __future__ import annotations

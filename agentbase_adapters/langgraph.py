@@ -21,7 +21,7 @@ Mapping (one item = one kernel entry):
 The store is written once over the sync kernel (``db.sync``); ``abatch`` runs ``batch`` in a
 worker thread (``agentbase_adapters._async``).
 
-Install with ``pip install 'agentbase[langgraph]'``.
+Install with ``pip install 'agentbase-memory[langgraph]'``.
 """
 
 from __future__ import annotations

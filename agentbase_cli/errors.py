@@ -17,7 +17,6 @@ from agentbase_kernel import (
     EntryNotFound,
     InvalidArgument,
     MessageNotFound,
-    MissingDependency,
     NotFoundError,
     SchemaTooNew,
     SessionNotFound,
@@ -78,8 +77,4 @@ def from_agentbase_error(exc: AgentBaseError, command: str, scoped: bool) -> Cli
         return CliError(f"{text} Another process is writing to the file: run the command again when it is done.")
     if isinstance(exc, SchemaTooNew):
         return CliError(f"{text} Upgrade with: pip install -U agentbase-memory")
-    if isinstance(exc, MissingDependency):
-        # the kernel and adapters still name the old distribution ('agentbase[extra]'), whose name on PyPI
-        # belongs to another project; show the install line that works (see notes/kernel-needs.md)
-        return CliError(text.replace("'agentbase[", "'agentbase-memory["))
     return CliError(text)

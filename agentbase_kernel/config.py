@@ -14,7 +14,7 @@ from typing import Any
 
 from .errors import InvalidArgument
 
-__all__ = ["Config", "IngestConfig", "RetrievalConfig", "StorageConfig", "default_path"]
+__all__ = ["Config", "IngestConfig", "LifecycleConfig", "RetrievalConfig", "StorageConfig", "default_path"]
 
 
 def default_path() -> Path:
@@ -115,7 +115,30 @@ class RetrievalConfig:
             raise InvalidArgument(f"retrieval.fusion must be 'score' or 'rrf', got {self.fusion!r}")
 
 
-_SECTIONS = {"storage": StorageConfig, "ingest": IngestConfig, "retrieval": RetrievalConfig}
+@dataclass(frozen=True)
+class LifecycleConfig:
+    """Reinforcement, audit and prefetch (docs/lifecycle.md)."""
+
+    # every entry ``find`` returns gets access_count + 1 and last_accessed_at = now (per call: reinforce=False)
+    reinforce: bool = True
+    # queued bumps are written by a background thread this often (and on close / flush_lifecycle)
+    reinforce_flush_seconds: float = 1.0
+    # append writes, updates and deletes of entries to the audit log, in the same transaction
+    audit: bool = True
+    # also log every find's returned ids as a 'read' row (written with the reinforcement flush)
+    audit_reads: bool = False
+    # the log keeps this many rows; the oldest are pruned
+    audit_max_rows: int = 100_000
+
+    def __post_init__(self) -> None:
+        if self.reinforce_flush_seconds <= 0:
+            raise InvalidArgument("lifecycle.reinforce_flush_seconds must be > 0")
+        if self.audit_max_rows < 1:
+            raise InvalidArgument("lifecycle.audit_max_rows must be >= 1")
+
+
+_SECTIONS = {"storage": StorageConfig, "ingest": IngestConfig, "retrieval": RetrievalConfig,
+             "lifecycle": LifecycleConfig}
 
 
 @dataclass(frozen=True)
@@ -125,6 +148,7 @@ class Config:
     storage: StorageConfig = field(default_factory=StorageConfig)
     ingest: IngestConfig = field(default_factory=IngestConfig)
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
+    lifecycle: LifecycleConfig = field(default_factory=LifecycleConfig)
 
     @classmethod
     def load(cls, file: str | os.PathLike[str] | None = None, env: dict[str, str] | None = None) -> Config:

@@ -22,7 +22,9 @@ from . import arguments as check
 from .config import Config, RetrievalConfig, default_path
 from .errors import ClosedError, InvalidArgument, ScopeError
 from .ingest.pipeline import Ingestor, validate_text
-from .records import AddResult, ContextType, Entry, FindResult, HistoryEvent, Message, Session
+from .lifecycle import AuditEvent, Prefetch, Reinforcer
+from .lifecycle.audit import check_kinds
+from .records import AddResult, ContextType, Entry, FindResult, HistoryEvent, Message, Scope, Session
 from .retrieve.pipeline import MAX_TOP_K, Decomposer, Reranker, Retriever
 from .store import NO_EMBEDDER, EntryFilter, MessageRow, Store, open_store
 from .telemetry import traced
@@ -66,6 +68,7 @@ class Kernel:
         self.ner: Any = None
         self._ingestor: Ingestor | None = None
         self._retriever: Retriever | None = None
+        self._reinforcer: Reinforcer | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------
     def initialize(self) -> Kernel:
@@ -102,6 +105,13 @@ class Kernel:
                                           defer_embedding=self.config.ingest.defer_embedding)
                 self._retriever = Retriever(store, config=self.config.retrieval, ner=self.ner, embedder=embedder,
                                             reranker=self._reranker, decomposer=self._decomposer)
+                lifecycle = self.config.lifecycle
+                try:
+                    store.configure_audit(lifecycle.audit, lifecycle.audit_max_rows)
+                except BaseException:
+                    store.close()
+                    raise
+                self._reinforcer = Reinforcer(store, interval=lifecycle.reinforce_flush_seconds)
                 self._store = store
                 # texts a killed process stored without their (deferred) vectors: embedded in the background
                 self._ingestor.resume()
@@ -125,6 +135,8 @@ class Kernel:
         With deferred embedding, waits for the background embedder first (``wait_embedded=False``
         stops it at once; what it did not reach is embedded by the next deferred write or ``rebuild``).
         """
+        if self._reinforcer is not None:
+            self._reinforcer.close()
         if self._ingestor is not None:
             self._ingestor.close(wait=wait_embedded)
         if self._store is not None:
@@ -206,7 +218,7 @@ class Kernel:
             project_id: str | None = None, session_id: str | None = None) -> Entry:
         """The entry, or ``EntryNotFound`` (a ``KeyError``) when missing or outside the scope."""
         scope = check.scope_of(user_id, agent_id, project_id, session_id)
-        return self._ready().get_entry(check.entry_id(entry_id), scope)
+        return self._with_access([self._ready().get_entry(check.entry_id(entry_id), scope)])[0]
 
     def update(self, entry_id: str, *, user_id: str | None = None, agent_id: str | None = None,
                project_id: str | None = None, session_id: str | None = None, text: str | None = None,
@@ -289,7 +301,8 @@ class Kernel:
                            context_type=context_type, category=category, tags=tags, role=role,
                            include_expired=include_expired, include_invalid=include_invalid, as_of=as_of,
                            metadata=metadata, since=since, until=until)
-        return self._ready().list_entries(flt, limit=check.limit(limit), offset=check.limit(offset, "offset") or 0, order=order)
+        return self._with_access(self._ready().list_entries(flt, limit=check.limit(limit),
+                                                            offset=check.limit(offset, "offset") or 0, order=order))
 
     def count(self, /, **filters: Any) -> int:
         """How many entries ``list`` would return without a limit."""
@@ -307,8 +320,12 @@ class Kernel:
              since: datetime | None = None, until: datetime | None = None, as_of: datetime | None = None,
              metadata: dict[str, Any] | None = None, reference_time: datetime | None = None,
              token_budget: int | None = None, strategy: str = "auto", include_expired: bool = False,
-             config: Any = None) -> FindResult:
-        """Hybrid retrieval (FTS5 + vectors + NER + intents), best first, with a trace."""
+             config: Any = None, reinforce: bool | None = None) -> FindResult:
+        """Hybrid retrieval (FTS5 + vectors + NER + intents), best first, with a trace.
+
+        Each returned entry's ``access_count`` / ``last_accessed_at`` are bumped after the search,
+        batched off the read path (``reinforce=False`` or ``lifecycle.reinforce`` off to skip).
+        """
         flt = self._filter(user_id=user_id, agent_id=agent_id, project_id=project_id, session_id=session_id,
                            context_type=context_type, category=category, tags=tags, role=role,
                            include_expired=include_expired, as_of=as_of, metadata=metadata, since=since, until=until)
@@ -316,8 +333,17 @@ class Kernel:
             check.limit(token_budget, "token_budget")
         if config is not None and not isinstance(config, RetrievalConfig):
             raise InvalidArgument(f"config must be a RetrievalConfig (Config().retrieval), got {type(config).__name__}")
-        return self.retriever.find(query, top_k=top_k, flt=flt, reference_time=check.when(reference_time, "reference_time"),
-                                   token_budget=token_budget, strategy=strategy, config=config)
+        if reinforce is not None and not isinstance(reinforce, bool):
+            raise InvalidArgument(f"reinforce must be a bool or None, got {type(reinforce).__name__}")
+        result = self.retriever.find(query, top_k=top_k, flt=flt,
+                                     reference_time=check.when(reference_time, "reference_time"),
+                                     token_budget=token_budget, strategy=strategy, config=config)
+        lifecycle = self.config.lifecycle
+        assert self._reinforcer is not None
+        self._reinforcer.record([h.entry.id for h in result.hits], scope=flt.scope,
+                                bump=lifecycle.reinforce if reinforce is None else reinforce,
+                                audit=lifecycle.audit and lifecycle.audit_reads, detail={"query": query[:200]})
+        return result
 
     def trace_session(self, *, user_id: str | None = None, agent_id: str | None = None,
                       project_id: str | None = None, session_id: str | None = None, limit: int = 20) -> builtins.list[dict[str, Any]]:
@@ -587,6 +613,61 @@ class Kernel:
 
         return import_records(self, source, dry_run=bool(dry_run), progress=progress)
 
+    # -- lifecycle: reinforcement, audit, prefetch (issue 22, docs/lifecycle.md) -----------------
+    def _with_access(self, entries: builtins.list[Entry]) -> builtins.list[Entry]:
+        stats = self._ready().access_stats(e.id for e in entries) if entries else {}
+        for entry in entries:
+            if entry.id in stats:
+                entry.access_count, entry.last_accessed_at = stats[entry.id]
+        return entries
+
+    def flush_lifecycle(self) -> int:
+        """Write the queued reinforcement bumps (and read audit rows) now; returns entries bumped.
+
+        A background thread does this every ``lifecycle.reinforce_flush_seconds`` and ``close`` does
+        it last; call it when you need ``get`` to show the counts of the finds just made.
+        """
+        self._ready()
+        assert self._reinforcer is not None
+        return self._reinforcer.flush()
+
+    def audit(self, *, user_id: str | None = None, agent_id: str | None = None, project_id: str | None = None,
+              session_id: str | None = None, since: datetime | None = None, until: datetime | None = None,
+              kinds: Sequence[str] | str | None = None, limit: int | None = 100) -> builtins.list[AuditEvent]:
+        """The audit log of a scope, newest first: who wrote, updated, superseded, deleted (and, with
+        ``lifecycle.audit_reads``, read) which entries, and when.
+
+        Each given scope id must match the row's. Write rows are made by the change's own transaction
+        (a rolled-back write leaves none); read rows are written with the reinforcement flush.
+        """
+        scope = check.scope_of(user_id, agent_id, project_id, session_id)
+        rows = self._ready().audit_rows(scope, since=check.when(since, "since"), until=check.when(until, "until"),
+                                        kinds=check_kinds(kinds), limit=check.limit(limit))
+        return [AuditEvent(**row) for row in rows]
+
+    def prefetch(self, user_message: str, *, user_id: str | None = None, agent_id: str | None = None,
+                 project_id: str | None = None, session_id: str | None = None, token_budget: int = 1000,
+                 relevant_k: int = 10, recent_k: int = 5, reinforce: bool | None = None) -> Prefetch:
+        """Context to inject before answering ``user_message``, within ``token_budget`` tokens: the
+        user's current profile facts, the memories ``find`` ranks most relevant to the message and
+        the most recent ones, deduplicated. ``result.text()`` is ready for a system prompt.
+
+        The profile is read across the user's sessions (``session_id`` is ignored for it); relevant
+        and recent memories honour the whole scope.
+        """
+        from .lifecycle.prefetch import build_prefetch
+
+        if not isinstance(user_message, str):
+            raise InvalidArgument(f"user_message must be a str, got {type(user_message).__name__}")
+        if not isinstance(token_budget, int) or isinstance(token_budget, bool) or token_budget < 1:
+            raise InvalidArgument(f"token_budget must be a positive int, got {token_budget!r}")
+        if not 1 <= check.count(relevant_k, "relevant_k") <= self.max_top_k:
+            raise InvalidArgument(f"relevant_k must be in [1, {self.max_top_k}], got {relevant_k!r}")
+        check.count(recent_k, "recent_k")
+        scope = check.scope_of(user_id, agent_id, project_id, session_id).as_dict()
+        return build_prefetch(self, user_message, scope, token_budget=token_budget, relevant_k=relevant_k,
+                              recent_k=recent_k, reinforce=reinforce)
+
 
 def _in_thread(sync: Callable[Concatenate[Kernel, P], R]) -> Callable[Concatenate[AgentBase, P], Coroutine[Any, Any, R]]:
     """The async twin of a ``Kernel`` method: the same call, run in a worker thread."""
@@ -654,6 +735,9 @@ class AgentBase:
     wait_embedded = _in_thread(Kernel.wait_embedded)
     export = _in_thread(Kernel.export)
     import_ = _in_thread(Kernel.import_)
+    flush_lifecycle = _in_thread(Kernel.flush_lifecycle)
+    audit = _in_thread(Kernel.audit)
+    prefetch = _in_thread(Kernel.prefetch)
 
     async def close(self) -> None:
         """Close the file (after the deferred embedder, if any, has caught up). Safe to call twice."""

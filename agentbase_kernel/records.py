@@ -103,6 +103,9 @@ class Entry:
     event_dates: list[str] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)
     superseded_by: str | None = None
+    # reinforcement (issue 22): how often ``find`` returned this entry, and when last
+    access_count: int = 0
+    last_accessed_at: datetime | None = None
 
     @property
     def scope_level(self) -> ScopeLevel:

@@ -77,7 +77,7 @@ def set_section(name: str, entry: dict[str, Any], run: dict[str, Any]) -> list[s
     session = by_key.get("agentbase")
     swaps = [s for s in systems if s.get("group") == "swap"]
     if swaps:
-        out += ["", "Each swap path against the framework it replaces (same run) and against the kernel's session "
+        out += ["", "Each swap path against the framework it replaces and against the kernel's session "
                 "path:", "", "| swap path | hit@10 − framework | hit@10 − session path | ingest × framework "
                 "| search p50 × framework |", "|---|---:|---:|---:|---:|"]
         for s in swaps:
@@ -288,7 +288,9 @@ def render(outdir: Path) -> Path:
     if run:
         lines.append("Dev-set runs: " + "; ".join(
             f"{n} ({e['note']}) {e.get('started', '?')} to {e.get('finished', run['finished'])} UTC"
-            for n, e in _sets(run).items()) + ". Every system of a set ran in the same run, one after another"
+            for n, e in _sets(run).items()) + ". Each system ran in its own process; the rows of a set may come from "
+                     "several invocations of `run` on the same code (a run of some systems keeps the others' rows; each "
+                     "row's code commit is under Engines)"
                      + (f" ({run['jobs']} worker processes at once)" if run.get("jobs", 1) > 1 else "")
                      + "".join(f"; rows merged from a concurrent run {m['started']} to {m['finished']} UTC"
                                + (f" ({m['jobs']} worker processes at once)" if m.get("jobs", 1) > 1 else "")

@@ -14,8 +14,8 @@ def test_kernel_all_is_sorted_and_resolves():
     for name in agentbase_kernel.__all__:
         assert getattr(agentbase_kernel, name) is not None
     public = {n for n in vars(agentbase_kernel) if not n.startswith("_")}
-    modules = {"arguments", "cli", "config", "errors", "kernel", "portable", "records", "store", "text", "ingest",
-               "retrieve", "telemetry"}
+    modules = {"arguments", "cli", "config", "errors", "kernel", "lifecycle", "portable", "records", "store", "text",
+               "ingest", "retrieve", "telemetry"}
     assert public - modules - {"annotations"} == set(agentbase_kernel.__all__)
 
 
@@ -42,5 +42,5 @@ def test_missing_framework_names_the_extra(monkeypatch):
 
     monkeypatch.setitem(sys.modules, "langchain_core", None)
     monkeypatch.delitem(sys.modules, "agentbase_adapters.langchain", raising=False)
-    with pytest.raises(MissingDependency, match=r"pip install 'agentbase\[langchain\]'"):
+    with pytest.raises(MissingDependency, match=r"pip install 'agentbase-memory\[langchain\]'"):
         importlib.import_module("agentbase_adapters.langchain")

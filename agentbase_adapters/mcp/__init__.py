@@ -9,7 +9,7 @@
     serve(...) / main()               cli.py      open the file, pick the transport, run
     Tenancy                           _tenancy.py single-tenant (fixed scope) or multi-tenant
 
-Names load lazily; the server needs ``pip install 'agentbase[mcp]'`` (the official ``mcp`` SDK).
+Names load lazily; the server needs ``pip install 'agentbase-memory[mcp]'`` (the official ``mcp`` SDK).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@
     to_sdk                                                 adapter.py  (JSON -> the openai SDK's types)
 
 Names load lazily, so importing this package imports neither the openai SDK nor Starlette.
-Needs ``pip install 'agentbase[openai]'`` for the server and the SDK types.
+Needs ``pip install 'agentbase-memory[openai]'`` for the server and the SDK types.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ def to_sdk(obj: dict[str, Any]) -> Any:
     the same list dict with its ``data`` typed. Validation is strict (``strict=True``).
 
     Raises:
-        MissingDependency: The openai SDK is not installed (``pip install 'agentbase[openai]'``).
+        MissingDependency: The openai SDK is not installed (``pip install 'agentbase-memory[openai]'``).
         ValueError: ``obj`` is not an object this adapter returns.
     """
     require("openai", extra="openai")

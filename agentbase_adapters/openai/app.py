@@ -23,7 +23,7 @@ and, from ``agentbase_adapters._http_guard.HttpGuard`` in front of every route, 
 that is not ``application/json``) and 421 (a Host other than loopback's, DNS rebinding). Body
 fields are whitelisted per endpoint (an unknown one is a 400, never a keyword argument); 500
 is left for our own faults. docs/server-security.md has the rules.
-Needs ``pip install 'agentbase[openai]'``.
+Needs ``pip install 'agentbase-memory[openai]'``.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Run it with ``agentbase web --db memory.db`` or ``agentbase-web memory.db 8080``; open
 http://127.0.0.1:8080/. Read-only unless started with ``--allow-edit``. Server-rendered pages
 with inline SVG charts: no JavaScript and nothing fetched from the network. Needs
-``pip install 'agentbase[web]'``.
+``pip install 'agentbase-memory[web]'``.
 """
 
 from __future__ import annotations

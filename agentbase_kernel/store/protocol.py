@@ -12,7 +12,7 @@ turns them back into entries.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Protocol, TypedDict
@@ -229,3 +229,17 @@ class Store(Protocol):
     def restore_times(self, table: str, row_id: str, *, created_at: str | None = None,
                       updated_at: str | None = None, history: list[dict[str, Any]] | None = None) -> None:
         """Set an entry's or session's times after ingest wrote it; ``history`` replaces its events."""
+
+    # -- lifecycle: reinforcement and audit (agentbase_kernel/store/sqlite/lifecycle.py, docs/lifecycle.md)
+    def bump_access(self, counts: dict[str, tuple[int, str]], reads: Sequence[dict[str, Any]] = ()) -> None:
+        """Add access counts ``{id: (n, last ISO time)}`` and append read audit rows, in one write."""
+
+    def access_stats(self, entry_ids: Iterable[str]) -> dict[str, tuple[int, datetime | None]]:
+        """``{id: (access_count, last_accessed_at)}`` of the ids that were ever accessed."""
+
+    def configure_audit(self, enabled: bool, max_rows: int) -> None:
+        """Store the audit switch and size limit in the file; prune to the limit."""
+
+    def audit_rows(self, scope: Scope, *, since: datetime | None = None, until: datetime | None = None,
+                   kinds: Sequence[str] | None = None, limit: int | None = 100) -> list[dict[str, Any]]:
+        """Audit rows of a scope, newest first."""

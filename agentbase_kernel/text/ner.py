@@ -394,12 +394,12 @@ def load_spacy(name: str) -> Any:
     try:
         import spacy
     except ImportError:
-        raise MissingDependency("spaCy is not installed - pip install 'agentbase[ner]'") from None
+        raise MissingDependency("spaCy is not installed - pip install 'agentbase-memory[ner]'") from None
     with _LOCK:
         if name in _PIPELINES:
             return _PIPELINES[name]
         missing = MissingDependency(
-            f"spaCy pipeline {name!r} is not installed - pip install 'agentbase[ner]' or the {name} package"
+            f"spaCy pipeline {name!r} is not installed - pip install 'agentbase-memory[ner]' or the {name} package"
         )
         if name in _MISSING_PIPELINES:
             raise missing

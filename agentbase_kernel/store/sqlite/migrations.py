@@ -327,6 +327,75 @@ def m005_injective_scope_keys(conn: Any) -> None:
     )
 
 
+# the time SQL triggers stamp, in the fixed-width format of ``store.base.iso`` (milliseconds)
+_NOW = "strftime('%Y-%m-%dT%H:%M:%f000+00:00', 'now')"
+_AUDIT_ON = "coalesce((SELECT value FROM meta WHERE key = 'audit_enabled'), '1') = '1'"
+
+
+def m006_lifecycle(conn: Any) -> None:
+    """Reinforcement counters (a side table, so bumping them never touches ``entries``, its FTS
+    index or the search caches) and the audit log, fed by triggers in the writing transaction.
+    Idempotent: a file whose version was set back re-runs it harmlessly."""
+    _run_script(conn,
+        f"""
+        CREATE TABLE IF NOT EXISTS entry_access (
+            entry_id TEXT PRIMARY KEY REFERENCES entries(id) ON DELETE CASCADE,
+            access_count INTEGER NOT NULL DEFAULT 0,
+            last_accessed_at TEXT
+        );
+
+        CREATE TABLE IF NOT EXISTS audit_log (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            at TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            actor TEXT,
+            user_id TEXT,
+            agent_id TEXT,
+            project_id TEXT,
+            session_id TEXT,
+            entry_ids TEXT NOT NULL DEFAULT '[]',
+            detail TEXT NOT NULL DEFAULT '{{}}'
+        );
+        CREATE INDEX IF NOT EXISTS audit_log_at ON audit_log(at);
+
+        CREATE TRIGGER IF NOT EXISTS audit_entries_ai AFTER INSERT ON entries WHEN {_AUDIT_ON} BEGIN
+            INSERT INTO audit_log (at, kind, actor, user_id, agent_id, project_id, session_id, entry_ids, detail)
+            VALUES ({_NOW}, 'write', new.actor, new.user_id, new.agent_id, new.project_id, new.session_id,
+                    json_array(new.id), json_object('role', new.role, 'category', new.category));
+        END;
+        CREATE TRIGGER IF NOT EXISTS audit_entries_au AFTER UPDATE ON entries WHEN {_AUDIT_ON} BEGIN
+            INSERT INTO audit_log (at, kind, actor, user_id, agent_id, project_id, session_id, entry_ids)
+            VALUES ({_NOW},
+                    CASE WHEN old.invalid_at IS NULL AND new.invalid_at IS NOT NULL THEN 'supersede'
+                         ELSE 'update' END,
+                    NULL, new.user_id, new.agent_id, new.project_id, new.session_id, json_array(new.id));
+        END;
+        -- update_entry writes its history event (with the actor) after the UPDATE statement
+        CREATE TRIGGER IF NOT EXISTS audit_history_update AFTER INSERT ON entry_history
+            WHEN new.event = 'UPDATE' AND {_AUDIT_ON} BEGIN
+            UPDATE audit_log SET actor = new.actor
+            WHERE seq = (SELECT max(seq) FROM audit_log WHERE kind = 'update'
+                         AND entry_ids = json_array(new.entry_id));
+        END;
+        -- deletes write their DELETE history event (with the actor) just before the row goes
+        CREATE TRIGGER IF NOT EXISTS audit_entries_ad AFTER DELETE ON entries WHEN {_AUDIT_ON} BEGIN
+            INSERT INTO audit_log (at, kind, actor, user_id, agent_id, project_id, session_id, entry_ids)
+            VALUES ({_NOW}, 'delete',
+                    (SELECT actor FROM entry_history WHERE entry_id = old.id AND event = 'DELETE'
+                     ORDER BY seq DESC LIMIT 1),
+                    old.user_id, old.agent_id, old.project_id, old.session_id, json_array(old.id));
+        END;
+        -- keep at most meta.audit_max_rows rows: the oldest go first
+        CREATE TRIGGER IF NOT EXISTS audit_log_prune AFTER INSERT ON audit_log
+            WHEN (SELECT value FROM meta WHERE key = 'audit_max_rows') IS NOT NULL BEGIN
+            DELETE FROM audit_log
+            WHERE seq <= new.seq - (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'audit_max_rows');
+        END;
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[Any], None]] = [m001_core, m002_entry_changes, m003_live_count_index,
-                                           m004_search_context, m005_injective_scope_keys]
+                                           m004_search_context, m005_injective_scope_keys,
+                                           m006_lifecycle]
 SCHEMA_VERSION = len(MIGRATIONS)

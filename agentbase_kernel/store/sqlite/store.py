@@ -20,6 +20,7 @@ from .connection import Connections, is_locked_error, locked_error
 from .core import mapped
 from .entities import EntitiesMixin
 from .fts import FtsMixin
+from .lifecycle import LifecycleMixin
 from .migrations import MIGRATIONS, SCHEMA_VERSION
 from .portable import PortableMixin
 from .sessions import SessionsMixin
@@ -29,7 +30,8 @@ from .vector_search import OVERFETCH_MAX, VECTOR_CACHE_BYTES, VECTOR_SHORTLIST_A
 __all__ = ["SqliteStore"]
 
 
-class SqliteStore(SessionsMixin, VectorsMixin, FtsMixin, EntitiesMixin, TracesMixin, PortableMixin):
+class SqliteStore(SessionsMixin, VectorsMixin, FtsMixin, EntitiesMixin, TracesMixin, PortableMixin,
+                  LifecycleMixin):
     """All persistence for one database file.
 
     Usage::

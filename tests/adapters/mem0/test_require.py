@@ -18,14 +18,14 @@ def test_missing_module_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "mem0", None)
     with pytest.raises(MissingDependency) as info:
         require("mem0", extra="mem0")
-    assert str(info.value) == "'mem0' is not installed - install it with: pip install 'agentbase[mem0]'"
+    assert str(info.value) == "'mem0' is not installed - install it with: pip install 'agentbase-memory[mem0]'"
     assert isinstance(info.value, ImportError) and info.value.__cause__ is None
 
 
 def test_missing_submodule_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "langchain_core", None)
     monkeypatch.setitem(sys.modules, "langchain_core.chat_history", None)
-    with pytest.raises(MissingDependency, match=r"pip install 'agentbase\[langchain\]'"):
+    with pytest.raises(MissingDependency, match=r"pip install 'agentbase-memory\[langchain\]'"):
         require("langchain_core.chat_history", extra="langchain")
 
 

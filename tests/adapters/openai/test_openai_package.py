@@ -64,7 +64,7 @@ def test_missing_starlette_names_the_extra() -> None:
         """
     )
     assert result.stdout.strip() == (
-        "MissingDependency 'starlette' is not installed - install it with: pip install 'agentbase[openai]'"
+        "MissingDependency 'starlette' is not installed - install it with: pip install 'agentbase-memory[openai]'"
     )
 
 
@@ -81,7 +81,7 @@ def test_adapter_imports_without_the_sdk_and_to_sdk_names_the_extra() -> None:
         """
     )
     assert result.stdout.strip() == (
-        "MissingDependency 'openai' is not installed - install it with: pip install 'agentbase[openai]'"
+        "MissingDependency 'openai' is not installed - install it with: pip install 'agentbase-memory[openai]'"
     ), result.stderr
 
 

@@ -1,0 +1,97 @@
+"""Memory lifecycle on SQLite: reinforcement counters and the audit log (issue 22).
+
+Writes, updates and deletes of entries are audited by triggers (migration m006), so every path
+that changes ``entries`` - ingest, update, delete, import - records itself in its own transaction.
+This part reads the log, applies its size and switch, records reads, and bumps access counts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from ...records import Scope
+from ..base import iso, parse_iso
+from .core import SqliteCore, mapped, select_in
+
+__all__ = ["LifecycleMixin"]
+
+_AUDIT_COLUMNS = "seq, at, kind, actor, user_id, agent_id, project_id, session_id, entry_ids, detail"
+
+
+class LifecycleMixin(SqliteCore):
+    """``entry_access`` and ``audit_log``."""
+
+    @mapped
+    def bump_access(self, counts: dict[str, tuple[int, str]],
+                    reads: Sequence[dict[str, Any]] = ()) -> None:
+        """Add ``count`` accesses at ``last`` (ISO) per entry id, and append read audit rows, in one
+        short write. Ids deleted meanwhile are skipped."""
+        with self.conns.write() as conn:
+            conn.executemany(
+                "INSERT INTO entry_access (entry_id, access_count, last_accessed_at) "
+                "SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM entries WHERE id = ?1) "
+                "ON CONFLICT (entry_id) DO UPDATE SET access_count = access_count + excluded.access_count, "
+                "last_accessed_at = max(coalesce(last_accessed_at, ''), excluded.last_accessed_at)",
+                [(eid, n, last) for eid, (n, last) in counts.items()])
+            if reads:
+                conn.executemany(
+                    "INSERT INTO audit_log (at, kind, actor, user_id, agent_id, project_id, session_id, entry_ids, "
+                    "detail) VALUES (?, 'read', ?, ?, ?, ?, ?, ?, ?)",
+                    [(r["at"], r.get("actor"), r["scope"].user_id, r["scope"].agent_id, r["scope"].project_id,
+                      r["scope"].session_id, json.dumps(r["entry_ids"]), json.dumps(r.get("detail") or {}))
+                     for r in reads])
+
+    @mapped
+    def access_stats(self, entry_ids: Iterable[str]) -> dict[str, tuple[int, datetime | None]]:
+        """``{id: (access_count, last_accessed_at)}`` for the ids that were ever accessed."""
+        with self.conns.read() as conn:
+            rows = select_in(conn, "SELECT entry_id, access_count, last_accessed_at FROM entry_access "
+                                   "WHERE entry_id IN ({marks})", list(entry_ids))
+        return {r[0]: (int(r[1]), parse_iso(r[2])) for r in rows}
+
+    @mapped
+    def configure_audit(self, enabled: bool, max_rows: int) -> None:
+        """Record the audit switch and size in the file (the triggers read them); prune to size now."""
+        want = {"audit_enabled": "1" if enabled else "0", "audit_max_rows": str(int(max_rows))}
+        with self.conns.read() as conn:
+            have = dict(conn.execute("SELECT key, value FROM meta WHERE key IN "
+                                     "('audit_enabled', 'audit_max_rows')").fetchall())
+        if have == want:
+            return
+        with self.conns.write() as conn:
+            conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", list(want.items()))
+            conn.execute("DELETE FROM audit_log WHERE seq <= (SELECT max(seq) FROM audit_log) - ?",
+                         (int(max_rows),))
+
+    @mapped
+    def audit_rows(self, scope: Scope, *, since: datetime | None = None, until: datetime | None = None,
+                   kinds: Sequence[str] | None = None, limit: int | None = 100) -> list[dict[str, Any]]:
+        """Audit rows of a scope (each given scope id must match), newest first."""
+        clauses: list[str] = []
+        args: list[Any] = []
+        for name, value in scope.as_dict().items():
+            if value is not None:
+                clauses.append(f"{name} = ?")
+                args.append(value)
+        if since is not None:
+            clauses.append("at >= ?")
+            args.append(iso(since))
+        if until is not None:
+            clauses.append("at < ?")
+            args.append(iso(until))
+        if kinds:
+            clauses.append(f"kind IN ({','.join('?' * len(kinds))})")
+            args.extend(kinds)
+        sql = (f"SELECT {_AUDIT_COLUMNS} FROM audit_log WHERE {' AND '.join(clauses) or '1'} "
+               "ORDER BY seq DESC")
+        if limit is not None:
+            sql += " LIMIT ?"
+            args.append(limit)
+        with self.conns.read() as conn:
+            rows = conn.execute(sql, args).fetchall()
+        return [{"seq": r[0], "at": parse_iso(r[1]), "kind": r[2], "actor": r[3],
+                 "scope": Scope(user_id=r[4], agent_id=r[5], project_id=r[6], session_id=r[7]),
+                 "entry_ids": json.loads(r[8]), "detail": json.loads(r[9])} for r in rows]
