@@ -32,10 +32,8 @@ class AuditEvent:
 def check_kinds(kinds: Any) -> list[str] | None:
     if kinds is None:
         return None
-    if isinstance(kinds, str):
-        kinds = [kinds]
-    kinds = list(kinds)
-    unknown = [k for k in kinds if k not in AUDIT_KINDS]
+    names: list[str] = [kinds] if isinstance(kinds, str) else list(kinds)
+    unknown = [k for k in names if k not in AUDIT_KINDS]
     if unknown:
         raise InvalidArgument(f"Unknown audit kinds {unknown!r}; known: {list(AUDIT_KINDS)}")
-    return kinds
+    return names

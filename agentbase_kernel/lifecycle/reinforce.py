@@ -92,7 +92,7 @@ class Reinforcer:
             self._wake.clear()
             try:
                 self.flush()
-            except Exception as exc:  # noqa: BLE001 - a locked or closed file: keep the batch, retry later
+            except Exception as exc:
                 log.warning("agentbase: reinforcement flush failed, will retry: %s", exc)
 
     def close(self) -> None:
@@ -103,5 +103,5 @@ class Reinforcer:
             self._thread.join()
         try:
             self.flush()
-        except Exception as exc:  # noqa: BLE001 - close must close; the loss is logged
+        except Exception as exc:
             log.warning("agentbase: %d queued reinforcement bumps lost on close: %s", self.pending, exc)

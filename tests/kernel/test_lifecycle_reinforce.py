@@ -107,14 +107,14 @@ def test_threads_finding_and_writing_count_right(db_path, hash_embedder):
             try:
                 for _ in range(n_finds):
                     returned[i] += any(h.entry.id == target for h in k.find("Lisbon May", user_id="u", top_k=3))
-            except BaseException as exc:  # noqa: BLE001 - surfaced below
+            except BaseException as exc:
                 errors.append(exc)
 
         def writer() -> None:
             try:
                 for j in range(40):
                     k.add_memory(f"note number {j} about nothing", user_id="u")
-            except BaseException as exc:  # noqa: BLE001
+            except BaseException as exc:
                 errors.append(exc)
 
         threads = [threading.Thread(target=reader, args=(i,)) for i in range(n_threads)]
