@@ -24,7 +24,7 @@ from .errors import ClosedError, InvalidArgument, ScopeError
 from .ingest.pipeline import Ingestor, validate_text
 from .lifecycle import AuditEvent, Prefetch, Reinforcer
 from .lifecycle.audit import check_kinds
-from .records import AddResult, ContextType, Entry, FindResult, HistoryEvent, Message, Scope, Session
+from .records import AddResult, ContextType, Entry, FindResult, HistoryEvent, Message, Session
 from .retrieve.pipeline import MAX_TOP_K, Decomposer, Reranker, Retriever
 from .store import NO_EMBEDDER, EntryFilter, MessageRow, Store, open_store
 from .telemetry import traced
