@@ -8,11 +8,24 @@ A ``--multi-tenant`` server adds ``user_id`` (required) and ``agent_id`` to ever
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from agentbase_kernel import InvalidArgument
 
-__all__ = ["ID_SCHEMA", "Tenancy"]
+__all__ = ["ID_SCHEMA", "NamedScope", "Scope", "Tenancy"]
+
+
+class Scope(TypedDict, total=False):
+    """The kernel scope keywords a tool call acts within (from the server, or a multi-tenant call)."""
+
+    user_id: str
+    agent_id: str
+
+
+class NamedScope(Scope, total=False):
+    """A scope a tool names itself (delete_all_memories), which may narrow to one conversation."""
+
+    session_id: str
 
 ID_SCHEMA: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 512}
 
@@ -43,9 +56,9 @@ class Tenancy:
             return "the scope named by each call's user_id (and agent_id)"
         return " and ".join(f"{k}={v!r}" for k, v in self.fixed().items())
 
-    def fixed(self) -> dict[str, str]:
+    def fixed(self) -> Scope:
         """The server's own scope (empty for a multi-tenant server)."""
-        return {k: v for k, v in (("user_id", self.user_id), ("agent_id", self.agent_id)) if v}
+        return cast(Scope, {k: v for k, v in (("user_id", self.user_id), ("agent_id", self.agent_id)) if v})
 
     def schema(self, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
         """A tool's input schema: its own properties, plus the scope ones on a multi-tenant server."""
@@ -57,10 +70,11 @@ class Tenancy:
             required = ["user_id", *required]
         return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
 
-    def split(self, arguments: dict[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:
+    def split(self, arguments: dict[str, Any]) -> tuple[Scope, dict[str, Any]]:
         """``(scope, the tool's own arguments)`` of one validated call."""
         if not self.multi:
             return self.fixed(), arguments
         rest = dict(arguments)
-        scope: dict[str, str] = {k: rest.pop(k) for k in ("user_id", "agent_id") if k in rest}
+        # the schema made user_id (and agent_id, if given) strings
+        scope = cast(Scope, {k: rest.pop(k) for k in ("user_id", "agent_id") if k in rest})
         return scope, rest

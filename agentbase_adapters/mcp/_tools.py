@@ -9,12 +9,12 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from agentbase_kernel import AgentBase, InvalidArgument, ScopeError
 
 from ._records import entry_json, event_json, hit_json, message_json, session_json
-from ._tenancy import ID_SCHEMA
+from ._tenancy import ID_SCHEMA, NamedScope, Scope
 
 __all__ = ["LIMITS", "TOOLS", "ToolSpec"]
 
@@ -22,7 +22,7 @@ __all__ = ["LIMITS", "TOOLS", "ToolSpec"]
 LIMITS = {"text": 20_000, "query": 2_000, "messages": 100, "top_k": 100, "page": 200, "metadata_bytes": 16_384,
           "tags": 32, "tag": 128, "filter_bytes": 8_192}
 
-Run = Callable[[AgentBase, dict[str, str], dict[str, Any]], Awaitable[dict[str, Any]]]
+Run = Callable[[AgentBase, Scope, dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,7 @@ def _check_metadata(metadata: Any) -> Any:
     return metadata
 
 
-async def _owned(db: AgentBase, scope: dict[str, str], memory_id: str) -> Any:
+async def _owned(db: AgentBase, scope: Scope, memory_id: str) -> Any:
     """The entry if it is in ``scope``; ``EntryNotFound`` (the same message as a missing id) otherwise."""
     return await db.get(memory_id, **scope)
 
@@ -116,7 +116,7 @@ _ROLE = {"type": "string", "enum": ["user", "assistant", "system", "tool"]}
                     "description": "Also extract facts (rule-based, no LLM); the text itself is always kept."},
         "metadata": _METADATA, "tags": _TAGS, "category": _CATEGORY,
         "expires_at": {**_WHEN, "description": "Forget this memory after this time (ISO)."}})
-async def add_memory(db: AgentBase, scope: dict[str, str], args: dict[str, Any]) -> dict[str, Any]:
+async def add_memory(db: AgentBase, scope: Scope, args: dict[str, Any]) -> dict[str, Any]:
     text, messages = args.get("text"), args.get("messages")
     if (text is None) == (messages is None):
         raise InvalidArgument("Pass either text or messages, not both or neither")
@@ -124,7 +124,7 @@ async def add_memory(db: AgentBase, scope: dict[str, str], args: dict[str, Any])
               "category": args.get("category"), "infer": bool(args.get("extract", False)),
               "expires_at": args.get("expires_at")}
     if messages is None:
-        results = [await db.add_memory(text, **common)]
+        results = [await db.add_memory(cast(str, text), **common)]  # messages is None: text is not
     else:
         results = await db.add_memories([{"text": m["content"], "role": m["role"], "actor": m.get("name"), **common}
                                          for m in messages])
@@ -146,7 +146,7 @@ def _facts(result: Any) -> dict[str, Any]:
         **_SELECT,
         "as_of": {**_WHEN, "description": "Search what was true at this time: facts superseded later still count."}},
        ["query"], read_only=True)
-async def search_memories(db: AgentBase, scope: dict[str, str], args: dict[str, Any]) -> dict[str, Any]:
+async def search_memories(db: AgentBase, scope: Scope, args: dict[str, Any]) -> dict[str, Any]:
     found = await db.find(args["query"], top_k=args.get("top_k", 10), as_of=args.get("as_of"), **scope,
                           **_selection(args))
     out: dict[str, Any] = {"results": [hit_json(h) for h in found], "trace_id": found.trace.id}
@@ -157,7 +157,7 @@ async def search_memories(db: AgentBase, scope: dict[str, str], args: dict[str, 
 
 @_tool("get_memory", "Read one memory by id, with its metadata, tags and timestamps.",
        {"memory_id": _MEMORY_ID}, ["memory_id"], read_only=True)
-async def get_memory(db: AgentBase, scope: dict[str, str], args: dict[str, Any]) -> dict[str, Any]:
+async def get_memory(db: AgentBase, scope: Scope, args: dict[str, Any]) -> dict[str, Any]:
     return entry_json(await _owned(db, scope, args["memory_id"]))
 
 
@@ -167,7 +167,7 @@ async def get_memory(db: AgentBase, scope: dict[str, str], args: dict[str, Any])
                    "description": "Skip this many (use next_offset from the previous page)."},
         "order": {"type": "string", "enum": ["newest", "oldest"], "default": "newest"},
         **_SELECT}, read_only=True)
-async def list_memories(db: AgentBase, scope: dict[str, str], args: dict[str, Any]) -> dict[str, Any]:
+async def list_memories(db: AgentBase, scope: Scope, args: dict[str, Any]) -> dict[str, Any]:
     limit, offset = args.get("limit", 50), args.get("offset", 0)
     selection = {**scope, **_selection(args)}
     entries = await db.list(limit=limit, offset=offset, order="desc" if args.get("order", "newest") == "newest" else "asc",
@@ -183,7 +183,7 @@ async def list_memories(db: AgentBase, scope: dict[str, str], args: dict[str, An
         "tags": {**_TAGS, "description": "Replaces the memory's tags."}, "category": _CATEGORY,
         "expires_at": {**_WHEN, "description": "Forget this memory after this time (ISO)."}},
        ["memory_id"])
-async def update_memory(db: AgentBase, scope: dict[str, str], args: dict[str, Any]) -> dict[str, Any]:
+async def update_memory(db: AgentBase, scope: Scope, args: dict[str, Any]) -> dict[str, Any]:
     changes = {k: args[k] for k in ("text", "metadata", "tags", "category", "expires_at") if k in args}
     if not changes:
         raise InvalidArgument("Nothing to update - pass text, metadata, tags, category or expires_at")
@@ -193,7 +193,7 @@ async def update_memory(db: AgentBase, scope: dict[str, str], args: dict[str, An
 
 @_tool("delete_memory", "Delete one memory by id (it stops appearing in search; its history records the deletion).",
        {"memory_id": _MEMORY_ID}, ["memory_id"], destructive=True)
-async def delete_memory(db: AgentBase, scope: dict[str, str], args: dict[str, Any]) -> dict[str, Any]:
+async def delete_memory(db: AgentBase, scope: Scope, args: dict[str, Any]) -> dict[str, Any]:
     entry = await db.delete(args["memory_id"], **scope)
     return {"deleted": entry.id, "text": entry.l2_full}
 
@@ -205,8 +205,8 @@ async def delete_memory(db: AgentBase, scope: dict[str, str], args: dict[str, An
                   "description": "Exactly whose memories to delete, e.g. {\"user_id\": \"alice\"}.",
                   "properties": {"user_id": ID_SCHEMA, "agent_id": ID_SCHEMA, "session_id": ID_SCHEMA}}},
        ["scope"], destructive=True, scoped_by_tenancy=False)
-async def delete_all_memories(db: AgentBase, scope: dict[str, str], args: dict[str, Any]) -> dict[str, Any]:
-    named: dict[str, str] = args["scope"]
+async def delete_all_memories(db: AgentBase, scope: Scope, args: dict[str, Any]) -> dict[str, Any]:
+    named: NamedScope = args["scope"]
     if scope:  # single-tenant: the named scope must be this server's own (a session narrows it)
         mismatch = {k: v for k, v in named.items() if k != "session_id" and scope.get(k) != v}
         missing = [k for k in scope if k not in named]
@@ -221,7 +221,7 @@ async def delete_all_memories(db: AgentBase, scope: dict[str, str], args: dict[s
 
 @_tool("memory_history", "Show how one memory changed over time (added, updated, deleted), oldest first.",
        {"memory_id": _MEMORY_ID}, ["memory_id"], read_only=True)
-async def memory_history(db: AgentBase, scope: dict[str, str], args: dict[str, Any]) -> dict[str, Any]:
+async def memory_history(db: AgentBase, scope: Scope, args: dict[str, Any]) -> dict[str, Any]:
     await _owned(db, scope, args["memory_id"])  # the kernel's history() takes no scope
     return {"memory_id": args["memory_id"], "events": [event_json(e) for e in await db.history(args["memory_id"])]}
 
@@ -233,7 +233,7 @@ async def memory_history(db: AgentBase, scope: dict[str, str], args: dict[str, A
         "name": {"type": "string", "maxLength": 128, "description": "The speaker's name, if known."},
         "remember": {"type": "boolean", "default": True}},
        ["session_id", "role", "content"])
-async def add_message(db: AgentBase, scope: dict[str, str], args: dict[str, Any]) -> dict[str, Any]:
+async def add_message(db: AgentBase, scope: Scope, args: dict[str, Any]) -> dict[str, Any]:
     message = await db.add_message(args["session_id"], args["role"], args["content"], name=args.get("name"),
                                    ingest=bool(args.get("remember", True)), **scope)
     return {"session_id": args["session_id"], "message": message_json(message)}
@@ -243,7 +243,7 @@ async def add_message(db: AgentBase, scope: dict[str, str], args: dict[str, Any]
        {"session_id": _SESSION_ID, "last": {"type": "integer", "minimum": 1, "maximum": LIMITS["page"], "default": 50,
                                             "description": "How many of the latest messages to return."}},
        ["session_id"], read_only=True)
-async def get_session(db: AgentBase, scope: dict[str, str], args: dict[str, Any]) -> dict[str, Any]:
+async def get_session(db: AgentBase, scope: Scope, args: dict[str, Any]) -> dict[str, Any]:
     session = await db.get_session(args["session_id"], **scope)
     latest = await db.list_messages(session.id, limit=args.get("last", 50), order="desc")
     return {"session": session_json(session), "messages": [message_json(m) for m in reversed(latest)],
@@ -253,7 +253,7 @@ async def get_session(db: AgentBase, scope: dict[str, str], args: dict[str, Any]
 @_tool("list_sessions", "List conversations (session ids) stored for this scope, oldest first.",
        {"limit": {"type": "integer", "minimum": 1, "maximum": LIMITS["page"], "default": 50},
         "offset": {"type": "integer", "minimum": 0, "maximum": 2**31, "default": 0}}, read_only=True)
-async def list_sessions(db: AgentBase, scope: dict[str, str], args: dict[str, Any]) -> dict[str, Any]:
+async def list_sessions(db: AgentBase, scope: Scope, args: dict[str, Any]) -> dict[str, Any]:
     sessions = await db.list_sessions(**scope, limit=args.get("limit", 50), offset=args.get("offset", 0))
     return {"sessions": [session_json(s) for s in sessions]}
 
@@ -265,7 +265,7 @@ def _entity_norm(name: str) -> str:
 
 @_tool("list_entities", "List the people, places and things mentioned in memories, most mentioned first.",
        {"limit": {"type": "integer", "minimum": 1, "maximum": LIMITS["page"], "default": 50}}, read_only=True)
-async def list_entities(db: AgentBase, scope: dict[str, str], args: dict[str, Any]) -> dict[str, Any]:
+async def list_entities(db: AgentBase, scope: Scope, args: dict[str, Any]) -> dict[str, Any]:
     graph = await db.entity_graph(**scope, limit=args.get("limit", 50))
     return {"entities": [{"name": n["text"], "label": n["label"], "mentions": n["entries"]}
                          for n in graph["nodes"] if n["entries"]]}
@@ -276,7 +276,7 @@ async def list_entities(db: AgentBase, scope: dict[str, str], args: dict[str, An
        {"entity": {"type": "string", "minLength": 1, "maxLength": 256, "description": "The entity's name."},
         "limit": {"type": "integer", "minimum": 1, "maximum": LIMITS["page"], "default": 50}},
        ["entity"], read_only=True)
-async def entity_graph(db: AgentBase, scope: dict[str, str], args: dict[str, Any]) -> dict[str, Any]:
+async def entity_graph(db: AgentBase, scope: Scope, args: dict[str, Any]) -> dict[str, Any]:
     graph = await db.entity_graph(entity=_entity_norm(args["entity"]), **scope, limit=args.get("limit", 50))
     names = {n["id"]: n["text"] for n in graph["nodes"]}
     links: dict[tuple[str, str], dict[str, Any]] = {}
@@ -295,7 +295,7 @@ async def entity_graph(db: AgentBase, scope: dict[str, str], args: dict[str, Any
 
 @_tool("memory_stats", "Summarise what is stored: how many memories and conversations, by kind, oldest and newest.",
        {}, read_only=True)
-async def memory_stats(db: AgentBase, scope: dict[str, str], args: dict[str, Any]) -> dict[str, Any]:
+async def memory_stats(db: AgentBase, scope: Scope, args: dict[str, Any]) -> dict[str, Any]:
     live = await db.count(**scope)
     newest = await db.list(**scope, limit=1, order="desc")
     oldest = await db.list(**scope, limit=1, order="asc")

@@ -17,7 +17,7 @@ from agentbase_kernel import AgentBase, AgentBaseError
 
 from .._require import require
 from ._records import entry_json
-from ._tenancy import Tenancy
+from ._tenancy import Scope, Tenancy
 from ._tools import TOOLS, ToolSpec
 
 __all__ = ["GUIDE", "RECENT", "create_server"]
@@ -189,7 +189,7 @@ def _first_error(validator: Any, arguments: Any) -> str | None:
     return messages.get(kind, "{where} is invalid ({kind})").format(where=where, limit=limit, kind=kind)
 
 
-def _resource_scope(uri: str, tenancy: Tenancy) -> dict[str, str] | None:
+def _resource_scope(uri: str, tenancy: Tenancy) -> Scope | None:
     if not tenancy.multi:
         return tenancy.fixed() if uri == _RECENT_URI else None
     prefix, suffix = "agentbase://users/", "/memories/recent"
