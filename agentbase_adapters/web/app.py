@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote, urlencode
 
 from agentbase_adapters._require import require
@@ -37,7 +37,7 @@ from starlette.routing import Route
 from agentbase_adapters._http_guard import HttpGuard, Refusal
 
 from . import charts
-from .queries import WEEKDAYS, Queries, scope_label
+from .queries import WEEKDAYS, Queries, SessionScopeArgs, scope_args, scope_label
 
 __all__ = ["VIEWS", "create_app"]
 
@@ -90,10 +90,11 @@ def _int(request: Request, name: str, default: int, lo: int, hi: int) -> int:
 
 def _fmt_time(value: Any) -> str:
     if isinstance(value, str):
+        text = value
         try:
-            value = datetime.fromisoformat(value)
+            value = datetime.fromisoformat(text)
         except ValueError:
-            return value
+            return text
     if isinstance(value, datetime):
         return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
     return "" if value is None else str(value)
@@ -205,16 +206,16 @@ def create_app(kernel: Kernel, *, allow_edit: bool = False, api_key: str | None 
         pg = _int(request, "page", 1, 1, _MAX_SEARCH_PAGE if q else _MAX_PAGE)
         trace_id = None
         if q:
-            found = kernel.find(q, top_k=pg * _PER_PAGE, **scope.as_dict(), **filters)
+            found = kernel.find(q, top_k=pg * _PER_PAGE, **scope_args(scope), **filters)
             rows = [{"entry": h.entry, "score": h.score, "matched_by": h.matched_by, "similarity": h.similarity}
                     for h in found.hits[(pg - 1) * _PER_PAGE:]]
             trace_id, total = found.trace.id, None
             more = len(found.hits) == pg * _PER_PAGE
         else:
-            entries = kernel.list(**scope.as_dict(), **filters, limit=_PER_PAGE, offset=(pg - 1) * _PER_PAGE,
+            entries = kernel.list(**scope_args(scope), **filters, limit=_PER_PAGE, offset=(pg - 1) * _PER_PAGE,
                                   order="desc", include_invalid=True)
             rows = [{"entry": e} for e in entries]
-            total = kernel.count(**scope.as_dict(), **filters, include_invalid=True)
+            total = kernel.count(**scope_args(scope), **filters, include_invalid=True)
             more = pg * _PER_PAGE < total
         params = {k: v for k, v in request.query_params.items() if k != "page" and v}
         return page(request, "memories.html", q=q, rows=rows, total=total, page_no=pg, more=more,
@@ -357,8 +358,8 @@ def _filters(request: Request) -> dict[str, Any]:
     return out
 
 
-def _session_scope(scope: Scope) -> dict[str, str]:
-    return {k: v for k, v in scope.as_dict().items() if k != "session_id"}
+def _session_scope(scope: Scope) -> SessionScopeArgs:
+    return cast(SessionScopeArgs, {k: v for k, v in scope.as_dict().items() if k != "session_id"})
 
 
 def _allowed(state: _State) -> None:

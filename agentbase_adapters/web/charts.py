@@ -47,7 +47,7 @@ def stacked_columns(labels: Sequence[str], series: dict[str, Sequence[int]], *, 
             f'<text x="{left - 6}" y="{top + 8}" class="tick" text-anchor="end">{peak}</text>',
             f'<text x="{left - 6}" y="{top + plot_h}" class="tick" text-anchor="end">0</text>']
     for i, day in enumerate(labels):
-        y = top + plot_h
+        y: float = top + plot_h
         for k, (name, values) in enumerate(series.items()):
             v = values[i]
             if not v:
@@ -190,7 +190,8 @@ def _layout(n: int, edges: list[tuple[int, int, int]], *, seed: int = 1, rounds:
         temp = max(temp * 0.975, 0.002)
     span = np.ptp(pos, axis=0)
     span[span == 0] = 1
-    return (pos - pos.min(axis=0)) / span
+    scaled: np.ndarray = (pos - pos.min(axis=0)) / span
+    return scaled
 
 
 def entity_graph(graph: dict[str, Any], *, href: str, label: str, width: int = 900, height: int = 600) -> Markup:
@@ -202,8 +203,9 @@ def entity_graph(graph: dict[str, Any], *, href: str, label: str, width: int = 9
     weights: dict[tuple[int, int], int] = {}
     for e in graph.get("edges", []):
         if e["a"] in index and e["b"] in index and e["a"] != e["b"]:
-            key = tuple(sorted((index[e["a"]], index[e["b"]])))
-            weights[key] = weights.get(key, 0) + 1  # type: ignore[index]
+            i, j = index[e["a"]], index[e["b"]]
+            key = (min(i, j), max(i, j))
+            weights[key] = weights.get(key, 0) + 1
     edges = [(a, b, w) for (a, b), w in weights.items()]
     pos = _layout(len(nodes), edges)
     pad = 50
