@@ -86,8 +86,7 @@ def test_the_rules_see_the_imports() -> None:
 
 
 def test_the_kernel_never_imports_adapters_or_the_cli() -> None:
-    # agentbase_kernel/cli.py moves to agentbase_cli/ (issue 17); until then it is the one exception
-    assert _violations(KERNEL, ("agentbase_adapters", "agentbase_cli"), skip=(f"{KERNEL}.cli",)) == []
+    assert _violations(KERNEL, ("agentbase_adapters", "agentbase_cli")) == []
 
 
 @pytest.mark.parametrize(("floor", "above"), [
