@@ -20,7 +20,7 @@ __all__ = ["LIMITS", "TOOLS", "ToolSpec"]
 
 # What one call may carry: a memory is a note, not a document; a model that needs more calls again.
 LIMITS = {"text": 20_000, "query": 2_000, "messages": 100, "top_k": 100, "page": 200, "metadata_bytes": 16_384,
-          "tags": 32, "tag": 128, "filter_bytes": 8_192}
+          "tags": 32, "tag": 128, "filter_bytes": 8_192, "export": 1_000}
 
 Run = Callable[[AgentBase, Scope, dict[str, Any]], Awaitable[dict[str, Any]]]
 
@@ -312,3 +312,51 @@ async def memory_stats(db: AgentBase, scope: Scope, args: dict[str, Any]) -> dic
         "top_entities": [{"name": n["text"], "mentions": n["entries"]} for n in graph["nodes"] if n["entries"]],
         "embedder": info["embedder"], "vector_backend": info["vector_backend"],
     }
+
+
+# -- export ------------------------------------------------------------------------------------
+class _Full(Exception):
+    """Raised by ``_Collector`` once it holds one record more than asked: stops the export early."""
+
+
+class _Collector:
+    """A text stream for ``AgentBase.export``: keeps the header and up to ``limit`` + 1 records."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.header: dict[str, Any] | None = None
+        self.records: list[dict[str, Any]] = []
+
+    def write(self, text: str) -> int:
+        for line in text.splitlines():
+            if not line.strip():
+                continue
+            record = json.loads(line)
+            if self.header is None and record.get("type") == "header":
+                self.header = record
+            else:
+                self.records.append(record)
+                if len(self.records) > self.limit:
+                    raise _Full
+        return len(text)
+
+
+@_tool("export_memories",
+       "Export this scope's memories (with history) and conversations as agentbase export records "
+       "(docs/export-format.md), to save or read.",
+       {"limit": {"type": "integer", "minimum": 1, "maximum": LIMITS["export"], "default": 200,
+                  "description": "At most this many records after the header; truncated=true says there were more."},
+        "vectors": {"type": "boolean", "default": False, "description": "Also include the embedding vectors."}},
+       read_only=True)
+async def export_memories(db: AgentBase, scope: Scope, args: dict[str, Any]) -> dict[str, Any]:
+    if not scope:  # never the whole file: every server call has a scope (see Tenancy)
+        raise ScopeError("export_memories needs a scope")
+    limit = args.get("limit", 200)
+    out = _Collector(limit)
+    truncated = False
+    try:
+        await db.export(out, **scope, vectors=bool(args.get("vectors", False)), traces=False)
+    except _Full:
+        truncated = True
+    records = out.records[:limit]
+    return {"header": out.header, "records": records, "count": len(records), "truncated": truncated}

@@ -73,7 +73,7 @@ def test_no_tool_reaches_bobs_memories(shared, alice_client):
                "delete_memory": {"memory_id": bob["memory"]}, "memory_history": {"memory_id": bob["memory"]},
                "add_message": {"session_id": "bob-chat", "role": "user", "content": "x"},
                "get_session": {"session_id": "bob-chat"}, "list_sessions": {}, "list_entities": {},
-               "entity_graph": {"entity": "Quillon"}, "memory_stats": {}}
+               "entity_graph": {"entity": "Quillon"}, "memory_stats": {}, "export_memories": {}}
     for name, args in samples.items():
         for key in ("user_id", "agent_id", "project_id"):
             message = a.fails(name, {**args, key: "bob"})
