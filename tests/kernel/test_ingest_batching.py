@@ -183,7 +183,8 @@ def test_deferred_worker_first_embeds_what_an_earlier_run_left(tmp_path):
     with Kernel(path, embedder=None, ner="regex") as k:  # an earlier run without vectors
         k.add_memory("written before any embedder", user_id="u")
     with Kernel(path, embedder=HashEmbedder(), ner="regex") as k:
-        assert k.verify()["texts_without_vector"] == 1
+        # opening may already have embedded it in the background (Ingestor.resume): at most the one text left
+        assert k.verify()["texts_without_vector"] <= 1
         k.ingestor.defer_embedding = True
         k.add_memory("written now", user_id="u")
         assert k.ingestor.wait_embedded(timeout=30)

@@ -183,6 +183,15 @@ class SqliteStore(SessionsMixin, VectorsMixin, FtsMixin, EntitiesMixin, TracesMi
                     "fts_rankings": sum(1 for k in self._fts if isinstance(k, tuple) and k[0] == "rank")}
 
     @mapped
+    def _fts_integrity(self, conn: Any) -> bool | None:
+        """FTS5's own integrity check; ``None`` when another connection's write lock kept it from running
+        (the check is an INSERT, so a read transaction cannot wait for the lock)."""
+        try:
+            conn.execute("INSERT INTO entries_fts (entries_fts, rank) VALUES ('integrity-check', 1)")
+            return True
+        except self._module.Error as exc:
+            return None if is_locked_error(exc) else False
+
     def verify(self) -> dict[str, Any]:
         """Check the file: SQLite integrity, FTS in step with entries, vectors for every text."""
         with self.conns.read() as conn:
@@ -195,11 +204,10 @@ class SqliteStore(SessionsMixin, VectorsMixin, FtsMixin, EntitiesMixin, TracesMi
             finally:
                 fresh.close()
             fk = conn.execute("PRAGMA foreign_key_check").fetchall()
-            try:
-                conn.execute("INSERT INTO entries_fts (entries_fts, rank) VALUES ('integrity-check', 1)")
-                fts_ok = True
-            except self._module.Error:
-                fts_ok = False
+            fts_ok = self._fts_integrity(conn)
+            if fts_ok is None:  # a writer (e.g. the background embedder) holds the lock: wait for it
+                with self.conns.write() as writer:
+                    fts_ok = bool(self._fts_integrity(writer))
             n_entries = conn.execute("SELECT count(*) FROM entries").fetchone()[0]
             n_fts = conn.execute("SELECT count(*) FROM entries_fts_docsize").fetchone()[0]
             missing_vec = conn.execute(
