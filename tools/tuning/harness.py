@@ -17,43 +17,15 @@ import sys
 import time
 from collections import defaultdict
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from benchmarks.locomo import session_date, sessions_of, turn_text
 
 ROOT = Path(__file__).resolve().parents[2]
 SETS = {"locomo": Path("/work/shared/data/locomo_dev.json"), "assistant": ROOT / "benchmarks/data/assistant_dev.json"}
 KS = (1, 5, 10, 20)
-_FORMATS = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%I:%M %p on %B %d, %Y", "%d %B, %Y", "%d %B %Y",
-            "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d")
-
-
-def session_date(text: str) -> datetime | None:
-    cleaned = " ".join(str(text or "").replace("am", "AM").replace("pm", "PM").split())
-    for fmt in _FORMATS:
-        try:
-            return datetime.strptime(cleaned, fmt).replace(tzinfo=UTC)
-        except ValueError:
-            continue
-    return None
-
-
-def sessions_of(conv: dict[str, Any]) -> list[tuple[int, str, list[dict[str, Any]]]]:
-    out = []
-    for key, turns in conv.items():
-        if key.startswith("session_") and not key.endswith("date_time") and isinstance(turns, list):
-            n = int(key.split("_")[1])
-            out.append((n, conv.get(f"session_{n}_date_time", ""), turns))
-    return sorted(out)
-
-
-def turn_text(turn: dict[str, Any]) -> str:
-    text = turn.get("text", "")
-    if turn.get("blip_caption"):
-        text = f"{text} [shares a photo: {turn['blip_caption']}]"
-    return text
-
-
 def load(name: str) -> list[dict[str, Any]]:
     return json.loads(SETS[name].read_text())
 
