@@ -184,13 +184,15 @@ class SqliteStore(SessionsMixin, VectorsMixin, FtsMixin, EntitiesMixin, TracesMi
 
     @mapped
     def _fts_integrity(self, conn: Any) -> bool | None:
-        """FTS5's own integrity check; ``None`` when another connection's write lock kept it from running
-        (the check is an INSERT, so a read transaction cannot wait for the lock)."""
+        """FTS5's own integrity check; ``None`` when it could not run in a read transaction (the check
+        is an INSERT: a concurrent writer's lock or commit stops it there)."""
         try:
             conn.execute("INSERT INTO entries_fts (entries_fts, rank) VALUES ('integrity-check', 1)")
             return True
-        except self._module.Error as exc:
-            return None if is_locked_error(exc) else False
+        except self._module.Error:
+            # busy, or a snapshot a concurrent commit made stale: retried under the write lock, whose
+            # answer is final
+            return None
 
     def verify(self) -> dict[str, Any]:
         """Check the file: SQLite integrity, FTS in step with entries, vectors for every text."""
