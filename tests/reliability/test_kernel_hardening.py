@@ -175,8 +175,10 @@ def test_an_embedder_named_later_adopts_the_file_and_verify_asks_for_a_rebuild(t
     with Kernel(path, embedder="none", ner="regex") as kernel:
         kernel.add_memory("hello world", user_id="u")
     with Kernel(path, embedder=hash_embedder, ner="regex") as kernel:
-        assert kernel.verify()["texts_without_vector"] == 1
+        # opening starts embedding the backlog in the background (Ingestor.resume); rebuild finishes it
+        assert kernel.verify()["texts_without_vector"] <= 1
         assert kernel.rebuild()["ok"]
+        assert kernel.verify()["texts_without_vector"] == 0
 
 
 # -- item 12: NaN / Infinity ---------------------------------------------------------------------
