@@ -43,7 +43,8 @@ def test_verify_finds_damage_and_rebuild_repairs_it_with_the_real_model(runner, 
     fast = run("verify")
     assert fast.exit_code == 4 and json.loads(fast.stdout)["fts_ok"] is False
     slow = run("verify", "--vectors")
-    assert slow.exit_code == 4 and json.loads(slow.stdout)["texts_without_vector"] == 4
+    # opening with the model starts re-embedding the missing texts in the background (Ingestor.resume)
+    assert slow.exit_code == 4 and json.loads(slow.stdout)["texts_without_vector"] <= 4
     rebuilt = run("rebuild")
     assert rebuilt.exit_code == 0, rebuilt.output
     assert json.loads(rebuilt.stdout)["texts_without_vector"] == 0
