@@ -203,11 +203,13 @@ class SqliteStore(SessionsMixin, VectorsMixin, FtsMixin, EntitiesMixin, TracesMi
             fresh = self._module.connect(str(self.path), timeout=self.conns.busy_timeout_ms / 1000)
             try:
                 integrity = fresh.execute("PRAGMA integrity_check").fetchone()[0]
+                # FTS5's check too: a pooled connection may hold a stale FTS structure while the
+                # background embedder writes; the fresh one, in autocommit, waits for a writer's lock
+                fts_ok = self._fts_integrity(fresh)
             finally:
                 fresh.close()
             fk = conn.execute("PRAGMA foreign_key_check").fetchall()
-            fts_ok = self._fts_integrity(conn)
-            if fts_ok is None:  # a writer (e.g. the background embedder) holds the lock: wait for it
+            if fts_ok is None:  # could not run even so: ask under the write lock, whose answer is final
                 with self.conns.write() as writer:
                     fts_ok = bool(self._fts_integrity(writer))
             n_entries = conn.execute("SELECT count(*) FROM entries").fetchone()[0]
