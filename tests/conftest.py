@@ -24,6 +24,9 @@ from agentbase_kernel import AgentBase
 from agentbase_kernel.text.embedders import Embedder
 from agentbase_kernel.text.tokenize import words
 
+# the Postgres server fixtures and AGENTBASE_TEST_BACKEND (see tests/postgres/plugin.py)
+pytest_plugins = ["tests.postgres.plugin"]
+
 
 class HashEmbedder(Embedder):
     """Deterministic stand-in for a model: each word hashed into 64 dims, L2-normalised.
@@ -61,8 +64,9 @@ def hash_embedder() -> HashEmbedder:
 
 
 @pytest.fixture
-def db_path(tmp_path):
-    return tmp_path / "memory.db"
+def db_path(db_location):
+    """The test's database: a file in tmp_path, or a fresh Postgres database's URL under AGENTBASE_TEST_BACKEND=postgres."""
+    return db_location
 
 
 @pytest.fixture
@@ -88,9 +92,9 @@ def minilm():
 
 
 @pytest.fixture
-def real_db(tmp_path, minilm):
+def real_db(db_location, minilm):
     """An ``AgentBase`` with the real MiniLM and the real spaCy pipeline."""
-    base = AgentBase(tmp_path / "real.db", embedder=minilm, ner="auto")
+    base = AgentBase(db_location, embedder=minilm, ner="auto")
     base.sync.initialize()
     yield base
     base.sync.close()

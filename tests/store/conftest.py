@@ -1,7 +1,7 @@
 """The ``store`` fixture: one fresh backend per test, for every backend this machine can run.
 
-A backend joins the contract suite by adding its name to ``BACKENDS`` and a branch to ``_open``
-(the PostgreSQL backend will start a throwaway server here).
+SQLite opens a file in ``tmp_path``; PostgreSQL a fresh database on the session's throwaway server
+(tests/postgres/plugin.py), skipped with the reason only when the postgres extra is not installed.
 """
 
 from __future__ import annotations
@@ -13,17 +13,19 @@ import pytest
 
 from agentbase_kernel.store import Store, open_store
 
-BACKENDS = ["sqlite"]
+BACKENDS = ["sqlite", "postgres"]
 
 
-def _open(backend: str, tmp_path: Path) -> Store:
+def _open(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> Store:
     if backend == "sqlite":
         return open_store(tmp_path / "contract.db")
+    if backend == "postgres":
+        return open_store(request.getfixturevalue("postgres_url"))
     raise AssertionError(f"unknown backend {backend}")
 
 
 @pytest.fixture(params=BACKENDS)
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    opened = _open(request.param, tmp_path)
+    opened = _open(request.param, request, tmp_path)
     yield opened
     opened.close()
