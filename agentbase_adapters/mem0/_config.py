@@ -1,8 +1,9 @@
-"""Mem0's config dict (``Memory.from_config``) -> an ``AgentBase`` on one SQLite file.
+"""Mem0's config dict (``Memory.from_config``) -> an ``AgentBase`` on one SQLite file or PostgreSQL.
 
-Only where the file lives and which embedder to run are taken from it; the LLM, reranker and
-graph sections are accepted and never called, and a vector store that names a server is not
-contacted (a warning says so).
+Only where the memories live and which embedder to run are taken from it; the LLM, reranker and
+graph sections are accepted and never called. A ``pgvector`` vector store becomes agentbase's own
+PostgreSQL backend on that server (its connection fields, as Mem0 reads them); any other vector store
+that names a server is not contacted (a warning says so).
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from collections.abc import Mapping
 from os import fspath
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
 from agentbase_kernel import AgentBase, InvalidArgument, OpenAICompatibleEmbedder
 
-__all__ = ["config_dict", "embedder_spec", "open_db"]
+__all__ = ["config_dict", "embedder_spec", "open_db", "pgvector_url"]
 
 _DB_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 _REMOTE_KEYS = ("host", "url", "uri", "api_key", "connection_string", "cluster_url", "endpoint", "client")
@@ -130,19 +132,114 @@ def _embedder(config: Mapping[str, Any]) -> Any:
     return OpenAICompatibleEmbedder(model, base_url=base_url, api_key=key, dim=int(dims) if dims else None)
 
 
-def open_db(config: Mapping[str, Any]) -> AgentBase:
+def _with_sslmode(url: str, sslmode: str | None) -> str:
+    if not sslmode:
+        return url
+    parts = urlsplit(url)
+    query = "&".join(p for p in parts.query.split("&") if p and not p.startswith("sslmode="))
+    query = "&".join(filter(None, [query, urlencode({"sslmode": sslmode})]))
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, query, parts.fragment))
+
+
+def _conninfo_url(conninfo: str) -> str:
+    """A libpq keyword string (``host=db dbname=app``) as the URL agentbase selects its backend by."""
+    try:
+        from psycopg.conninfo import conninfo_to_dict
+    except ImportError as err:
+        raise InvalidArgument(
+            "vector_store 'pgvector' needs the postgres extra: pip install 'agentbase-memory[postgres]'"
+        ) from err
+    try:
+        params = {k: str(v) for k, v in conninfo_to_dict(conninfo).items() if v is not None}
+    except Exception as err:  # psycopg.ProgrammingError: a malformed string
+        raise InvalidArgument(f"vector_store 'pgvector': connection_string is not a valid connection string: {err}") from err
+    return _url(params.pop("user", None), params.pop("password", None), params.pop("host", None),
+                params.pop("port", None), params.pop("dbname", None), params)
+
+
+def _url(user: Any, password: Any, host: Any, port: Any, dbname: Any, query: Mapping[str, str] | None = None) -> str:
+    auth = quote(str(user or ""), safe="")
+    if password:
+        auth += ":" + quote(str(password), safe="")
+    host = str(host or "localhost")
+    # a Unix socket directory (libpq reads host=/path that way) goes in the query: a URL host cannot hold '/'
+    params = dict(query or {})
+    if host.startswith("/"):
+        params["host"] = host
+        host = ""
+    netloc = f"{auth}@{host}" if auth else host
+    if port:
+        netloc += f":{int(port)}"
+    return urlunsplit(("postgresql", netloc, "/" + quote(str(dbname or "postgres"), safe=""), urlencode(params), ""))
+
+
+def pgvector_url(store: Mapping[str, Any]) -> str:
+    """The PostgreSQL URL for Mem0's ``pgvector`` config, read as Mem0's ``PGVectorConfig`` reads it.
+
+    Precedence as in Mem0: ``connection_pool`` (its conninfo: agentbase opens its own pool on it), then
+    ``connection_string`` (a URL or libpq keywords), then ``user``/``password``/``host``/``port``/``dbname``;
+    ``sslmode`` is added to whichever is used.
+    """
+    pool = store.get("connection_pool")
+    if pool is not None:
+        conninfo = getattr(pool, "conninfo", None)
+        if not isinstance(conninfo, str) or not conninfo:
+            raise InvalidArgument("vector_store 'pgvector': connection_pool has no conninfo (pass a psycopg_pool pool)")
+        url = conninfo if "://" in conninfo else _conninfo_url(conninfo)
+    elif store.get("connection_string"):
+        conn = str(store["connection_string"])
+        url = conn if "://" in conn else _conninfo_url(conn)
+    else:
+        user, password, host, port = (store.get(k) for k in ("user", "password", "host", "port"))
+        if not user and not password:
+            raise InvalidArgument("vector_store 'pgvector': Both 'user' and 'password' must be provided when not using connection_string.")
+        if not host and not port:
+            raise InvalidArgument("vector_store 'pgvector': Both 'host' and 'port' must be provided when not using connection_string.")
+        url = _url(user, password, host, port, store.get("dbname"))
+    if not url.lower().startswith(("postgresql://", "postgres://")):
+        raise InvalidArgument(f"vector_store 'pgvector': expected a postgresql:// connection string, got {url.split(':', 1)[0]}://...")
+    return _with_sslmode(url, store.get("sslmode"))
+
+
+def _pgvector_location(store: Mapping[str, Any]) -> str:
+    if store.get("collection_name") not in (None, "mem0"):
+        warnings.warn(
+            f"vector_store 'pgvector': collection_name {store['collection_name']!r} is not a separate table in agentbase; "
+            "one database holds every memory, kept apart by user_id / agent_id / run_id",
+            UserWarning,
+            stacklevel=4,
+        )
+    if store.get("diskann") or store.get("connection_pool") is not None:
+        warnings.warn(
+            "vector_store 'pgvector': agentbase builds its own HNSW (cosine) index and opens its own connection pool "
+            "(diskann / connection_pool are not used)",
+            UserWarning,
+            stacklevel=4,
+        )
+    return pgvector_url(store)
+
+
+def _location(config: Mapping[str, Any]) -> str | None:
+    """The database: a pgvector server's URL, else the SQLite file (None: ``AGENTBASE_PATH`` or the default)."""
     provider, store = _section(config, "vector_store")
-    if provider is not None and not any(store.get(k) for k in ("path", "db_path")) and any(store.get(k) for k in _REMOTE_KEYS):
+    explicit_path = any(config.get(k) for k in ("path", "db_path")) or any(store.get(k) for k in ("path", "db_path"))
+    if provider == "pgvector" and not explicit_path:
+        return _pgvector_location(store)
+    if provider is not None and not explicit_path and any(store.get(k) for k in _REMOTE_KEYS):
         warnings.warn(
             f"vector_store {provider!r} points at a server or a client object; agentbase keeps vectors in its own "
             "SQLite file instead and never contacts it",
             UserWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
+    return _db_path(config)
+
+
+def open_db(config: Mapping[str, Any]) -> AgentBase:
+    location = _location(config)
     if config.get("reranker"):
         warnings.warn("config['reranker'] is ignored: agentbase ranks with its own zero-LLM reranker", UserWarning, stacklevel=3)
     if config.get("graph_store"):
         warnings.warn("config['graph_store'] is ignored, as open-source Mem0 2.x ignores it", UserWarning, stacklevel=3)
     _section(config, "llm")  # shape check only: the LLM is never called unless self.llm is set
-    return AgentBase(_db_path(config), embedder=_embedder(config))
-
+    return AgentBase(location, embedder=_embedder(config))
