@@ -222,10 +222,11 @@ def _pgvector_location(store: Mapping[str, Any]) -> str:
 def _location(config: Mapping[str, Any]) -> str | None:
     """The database: a pgvector server's URL, else the SQLite file (None: ``AGENTBASE_PATH`` or the default)."""
     provider, store = _section(config, "vector_store")
-    explicit_path = any(config.get(k) for k in ("path", "db_path")) or any(store.get(k) for k in ("path", "db_path"))
-    if provider == "pgvector" and not explicit_path:
+    store_path = any(store.get(k) for k in ("path", "db_path"))
+    if provider == "pgvector" and not store_path and not any(config.get(k) for k in ("path", "db_path")):
         return _pgvector_location(store)
-    if provider is not None and not explicit_path and any(store.get(k) for k in _REMOTE_KEYS):
+    # our own top-level db_path names the file outright: a server in the store section is then not used
+    if provider is not None and not store_path and any(store.get(k) for k in _REMOTE_KEYS):
         warnings.warn(
             f"vector_store {provider!r} points at a server or a client object; agentbase keeps vectors in its own "
             "SQLite file instead and never contacts it",
