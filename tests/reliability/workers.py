@@ -20,7 +20,8 @@ def _open(path: str) -> Any:
     from agentbase_kernel import AgentBase
     from tests.conftest import HashEmbedder
 
-    return AgentBase(Path(path), embedder=HashEmbedder(), ner="regex")
+    # a PostgreSQL URL stays a string (tests/postgres runs these workers on a server)
+    return AgentBase(path if "://" in path else Path(path), embedder=HashEmbedder(), ner="regex")
 
 
 def _writers(db: Any, worker: int) -> dict[str, Any]:
