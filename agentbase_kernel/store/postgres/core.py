@@ -1,0 +1,180 @@
+"""What every part of ``PostgresStore`` shares: error mapping with retry, row decoding, the filter -> SQL step."""
+
+from __future__ import annotations
+
+import functools
+import json
+import time
+import uuid
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from ...errors import AgentBaseError, InvalidArgument, StorageError
+from ...records import ContextType, Entry, Scope
+from ..base import EntryFilter, utcnow
+from ..filters import parse_metadata_filter
+from .connection import PgConnections, is_connection_lost, is_retryable
+from .filters import compile_metadata_filter
+
+__all__ = ["ENTRY_COLS", "PgCore", "check_filter_value", "jsonb", "mapped", "scope_key", "storage_error"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+ENTRY_COLS = (
+    "rid, id, context_type, category, l0_abstract, l1_overview, l2_full, tags, user_id, agent_id, "
+    "project_id, session_id, role, actor, confidence, content_hash, metadata, event_dates, flags, "
+    "created_at, updated_at, valid_from, invalid_at, expires_at, superseded_by"
+)
+
+# a whole transaction that failed on a lost connection, a deadlock or a serialization conflict is
+# run again this many times (the first retry at once, later ones after a short pause)
+RETRIES = 2
+
+
+def scope_key(scope: Scope) -> str:
+    """The SQLite store's key (``store/sqlite/core.py``): a JSON array of the four ids."""
+    return json.dumps([scope.user_id, scope.agent_id, scope.project_id, scope.session_id],
+                      ensure_ascii=False, separators=(",", ":"))
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=False)
+
+
+def jsonb(value: Any) -> Jsonb:
+    """A parameter for a ``jsonb`` column, written as the SQLite store writes its JSON text."""
+    return Jsonb(value, dumps=_dumps)
+
+
+def check_filter_value(name: str, value: Any) -> None:
+    if not isinstance(value, (str, int, float, bytes)):
+        raise InvalidArgument(f"The {name} filter takes a string, got {type(value).__name__}: {value!r:.80}")
+
+
+def storage_error(shown: str, exc: BaseException) -> AgentBaseError:
+    """The kernel's exception for a driver error: bad data is the caller's, the rest the server's."""
+    if isinstance(exc, (psycopg.errors.IntegrityError, psycopg.errors.DataError)):
+        return InvalidArgument(f"Rejected by the database: {str(exc).strip()}")
+    if isinstance(exc, psycopg.errors.ProgrammingError) and getattr(exc, "sqlstate", None) == "22P05":
+        return InvalidArgument(f"Rejected by the database: {str(exc).strip()}")
+    if is_connection_lost(exc):
+        return StorageError(f"Lost the connection to {shown}: {str(exc).strip()} - nothing of the interrupted "
+                            "write was kept; retry when the server is back", path=shown)
+    return StorageError(f"PostgreSQL error on {shown}: {str(exc).strip()}", path=shown)
+
+
+def mapped(fn: F) -> F:
+    """Translate driver errors into the kernel's; run a whole call again after a lost connection,
+    a deadlock or a serialization conflict when it is not inside a caller's transaction (so the
+    retry is the whole transaction, and nothing was half written)."""
+
+    @functools.wraps(fn)
+    def wrapper(self: PgCore, *args: Any, **kwargs: Any) -> Any:
+        outermost = self.conns.current is None
+        attempt = 0
+        while True:
+            try:
+                return fn(self, *args, **kwargs)
+            except UnicodeEncodeError as exc:
+                raise InvalidArgument(f"{exc.object[:80]!r} contains lone surrogate code points and is not valid "
+                                      "Unicode - decode it with errors='replace' first") from exc
+            except ValueError as exc:
+                if isinstance(exc, AgentBaseError):
+                    raise
+                if "NUL" in str(exc) or "0x00" in str(exc):
+                    raise InvalidArgument(f"PostgreSQL text cannot hold NUL characters: {exc}") from exc
+                raise
+            except (psycopg.Error, OverflowError) as exc:
+                if outermost and attempt < RETRIES and is_retryable(exc):
+                    attempt += 1
+                    time.sleep(0 if attempt == 1 else 0.05 * attempt)
+                    continue
+                if isinstance(exc, OverflowError):
+                    raise InvalidArgument(f"A number is too large for the database ({exc}) - pass it as a string") from exc
+                raise storage_error(self.conns.shown, exc) from exc
+
+    return wrapper  # type: ignore[return-value]
+
+
+class PgCore:
+    """The state and helpers every part of the store shares; ``PostgresStore.__init__`` sets them."""
+
+    conns: PgConnections
+
+    @property
+    def path(self) -> str:
+        """The database URL without its password (what errors and ``info()`` show)."""
+        return self.conns.shown
+
+    def where_sql(self, flt: EntryFilter, alias: str = "e", now: datetime | None = None) -> tuple[str, list[Any]]:
+        a = alias
+        clauses: list[str] = []
+        args: list[Any] = []
+        equal = {col: getattr(flt.scope, col) for col in ("user_id", "agent_id", "project_id", "session_id")}
+        equal.update(context_type=flt.context_type, category=flt.category, role=flt.role)
+        for col, value in equal.items():
+            if value is not None:
+                check_filter_value(col, value)
+                clauses.append(f"{a}.{col} = %s")
+                args.append(value if isinstance(value, str) else str(value))
+        if flt.tags:
+            clauses.append(f"{a}.tags @> %s")
+            args.append(jsonb(list(flt.tags)))
+        now = now or utcnow()
+        if flt.as_of is not None:
+            clauses.append(f"coalesce({a}.valid_from, {a}.created_at) <= %s AND ({a}.invalid_at IS NULL OR {a}.invalid_at > %s)")
+            args.extend([_aware(flt.as_of), _aware(flt.as_of)])
+        elif not flt.include_invalid:
+            clauses.append(f"{a}.invalid_at IS NULL")
+        if not flt.include_expired:
+            clauses.append(f"({a}.expires_at IS NULL OR {a}.expires_at > %s)")
+            args.append(now)
+        if flt.since is not None:
+            clauses.append(f"{a}.created_at >= %s")
+            args.append(_aware(flt.since))
+        if flt.until is not None:
+            clauses.append(f"{a}.created_at <= %s")
+            args.append(_aware(flt.until))
+        if flt.date_window is not None:
+            start, end = flt.date_window
+            clauses.append(f"{a}.date_max >= %s AND {a}.date_min <= %s")
+            args.extend([start.isoformat(), end.isoformat()])
+        if flt.metadata:
+            sql, margs = compile_metadata_filter(parse_metadata_filter(flt.metadata), f"{a}.metadata")
+            clauses.append(sql)
+            args.extend(margs)
+        return (" AND ".join(clauses) or "TRUE"), args
+
+    def _entry(self, row: Any) -> Entry:
+        (rid, id_, ctype, category, l0, l1, l2, tags, user_id, agent_id, project_id, session_id, role,
+         actor, confidence, chash, metadata, event_dates, flags, created, updated, valid_from,
+         invalid_at, expires_at, superseded_by) = row
+        return Entry(
+            id=id_, l2_full=l2, l0_abstract=l0, l1_overview=l1, context_type=ContextType(ctype),
+            category=category, tags=tags,
+            scope=Scope(user_id=user_id, agent_id=agent_id, project_id=project_id, session_id=session_id),
+            role=role, actor=actor, confidence=confidence, content_hash=chash,
+            metadata=metadata, created_at=created, updated_at=updated,
+            valid_from=valid_from, invalid_at=invalid_at, expires_at=expires_at, event_dates=event_dates,
+            flags=flags, superseded_by=superseded_by,
+        )
+
+    def _history(self, conn: Any, entry_id: str, event: str, old: str | None, new: str | None,
+                 actor: str | None, role: str | None, at: datetime | None = None) -> None:
+        conn.execute(
+            "INSERT INTO entry_history (id, entry_id, event, old_value, new_value, created_at, actor, role) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            (str(uuid.uuid4()), entry_id, event, old, new, at or utcnow(), actor, role))
+
+    def _changes_seq(self, conn: Any) -> int:
+        return int(conn.execute("SELECT coalesce(max(seq), 0) FROM entry_changes").fetchone()[0])
+
+
+def _aware(value: datetime) -> datetime:
+    from datetime import timezone
+
+    return value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)

@@ -1,0 +1,204 @@
+"""Search on PostgreSQL: vectors with pgvector (exact, or HNSW for big scopes) and BM25 over ``tsvector``.
+
+Vectors: a scope (the filter's rows) of at most ``shortlist_above`` rows is ranked exactly by
+cosine distance; a bigger one through the HNSW index (cosine) with pgvector's iterative scan,
+which keeps walking the graph until enough rows pass the filter - and if it still finds fewer
+than ``k``, the exact ranking answers. Like the SQLite store's shortlist, the big-scope path is
+approximate (HNSW recall), the small one exact.
+
+Full text: the same BM25 as the SQLite store (FTS5's k1 = 1.2, b = 0.75, column weights 1.0 /
+0.7, the IDF of the filtered scope, the average length of every entry), computed in SQL from the
+``tsvector`` a trigger keeps (``migrations.py``). What differs is the tokenizer: PostgreSQL's
+parser and the snowball English stemmer instead of FTS5's unicode61 + porter (docs/postgres.md).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from ...errors import InvalidArgument
+from ..base import EntryFilter, utcnow
+from .core import PgCore, mapped
+
+__all__ = ["SearchMixin", "as_array"]
+
+_K1, _B = 1.2, 0.75
+# the HNSW index is created under this transaction lock, so racing processes make it once
+_INDEX_LOCK = 0x61_67_65_6E_74_62_62
+
+
+def as_array(value: Any) -> np.ndarray:
+    """A vector read from the database (pgvector's ``Vector``, or already an array) as float32."""
+    to_numpy = getattr(value, "to_numpy", None)
+    return np.asarray(to_numpy() if to_numpy else value, dtype=np.float32)
+
+
+def _idf(n: int, df: int) -> float:
+    """FTS5's BM25 IDF, floored like FTS5 does so that very common terms still count a little."""
+    return max(math.log((n - df + 0.5) / (df + 0.5)), 1e-6)
+
+
+class SearchMixin(PgCore):
+    """``put_vectors`` / ``vectors_for`` / ``vector_search`` and ``fts_search`` / ``rebuild_fts``."""
+
+    vector_shortlist_above: int
+    _cache_lock: threading.RLock
+    _totals: tuple[int, int, float]  # (changes seq, entries, average length)
+    _index_dim: int | None
+
+    @property
+    def vector_backend(self) -> str:
+        return "pgvector"
+
+    # -- vectors -----------------------------------------------------------------------------------
+    @mapped
+    def missing_vectors(self, hashes: Iterable[str]) -> set[str]:
+        wanted = set(hashes)
+        if not wanted:
+            return set()
+        with self.conns.read() as conn:
+            have = {r[0] for r in conn.execute("SELECT content_hash FROM embeddings WHERE content_hash = ANY(%s)",
+                                               (list(wanted),))}
+        return wanted - have
+
+    @mapped
+    def vectors_for(self, hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        wanted = list(dict.fromkeys(hashes))
+        if not wanted:
+            return {}
+        with self.conns.read() as conn:
+            rows = conn.execute("SELECT content_hash, vector FROM embeddings WHERE content_hash = ANY(%s)",
+                                (wanted,)).fetchall()
+        return {h: as_array(v) for h, v in rows}
+
+    @mapped
+    def put_vectors(self, items: Iterable[tuple[str, np.ndarray]]) -> None:
+        rows = [(h, np.asarray(v, dtype=np.float32)) for h, v in items]
+        if not rows:
+            return
+        with self.conns.write() as conn:
+            with conn.cursor() as cur:
+                cur.executemany("INSERT INTO embeddings (content_hash, vector) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                                rows)
+            self._ensure_index(conn, len(rows[0][1]))
+
+    def _ensure_index(self, conn: Any, dim: int) -> None:
+        """The HNSW (cosine) index over vectors of ``dim`` dimensions, made on the first write of one."""
+        if self._index_dim == dim:
+            return
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_INDEX_LOCK,))
+        row = conn.execute("SELECT value FROM meta WHERE key = 'hnsw_dim'").fetchone()
+        if row is None:
+            conn.execute(f"CREATE INDEX IF NOT EXISTS embeddings_hnsw ON embeddings "
+                         f"USING hnsw ((vector::vector({int(dim)})) vector_cosine_ops)")
+            conn.execute("INSERT INTO meta (key, value) VALUES ('hnsw_dim', %s)", (str(int(dim)),))
+            self._index_dim = dim
+        else:
+            self._index_dim = int(row[0])
+
+    def _stored_dim(self, conn: Any) -> int | None:
+        if self._index_dim is None:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'hnsw_dim'").fetchone()
+            self._index_dim = int(row[0]) if row else None
+        return self._index_dim
+
+    @mapped
+    def vector_search(self, query: np.ndarray, flt: EntryFilter, k: int) -> list[tuple[int, float]]:
+        """``(entry rid, cosine distance)`` nearest first, ties by rid, within the filter.
+
+        Raises:
+            InvalidArgument: the query's dimension is not the stored vectors'.
+        """
+        if k <= 0:
+            return []
+        q = np.asarray(query, dtype=np.float32).ravel()
+        where, args = self.where_sql(flt)
+        with self.conns.read() as conn:
+            dim = self._stored_dim(conn)
+            if dim is not None and q.size != dim:
+                raise InvalidArgument(f"The query vector ({q.size} dims) does not match the stored vectors ({dim} dims)")
+            rows: list[Any] = []
+            if dim is not None and self.vector_shortlist_above > 0:
+                big = conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM entries e WHERE {where} LIMIT %s) x",
+                                   [*args, self.vector_shortlist_above + 1]).fetchone()[0]
+                if big > self.vector_shortlist_above:
+                    rows = self._hnsw_search(conn, q, dim, where, args, k)
+            if len(rows) < k:
+                rows = conn.execute(
+                    f"SELECT e.rid, v.vector <=> %s AS d FROM entries e JOIN embeddings v ON v.content_hash = e.content_hash "
+                    f"WHERE {where} ORDER BY d, e.rid LIMIT %s", [q, *args, k]).fetchall()
+        # zero vectors have no direction (NaN distance): left out, as on SQLite
+        hits = [(int(r), float(d)) for r, d in rows if d is not None and not math.isnan(d)]
+        hits.sort(key=lambda h: (h[1], h[0]))
+        return hits[:k]
+
+    def _hnsw_search(self, conn: Any, q: np.ndarray, dim: int, where: str, args: list[Any], k: int) -> list[Any]:
+        conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")
+        conn.execute(f"SET LOCAL hnsw.ef_search = {max(40, min(1000, 2 * k))}")
+        return conn.execute(
+            f"SELECT e.rid, v.vector::vector({dim}) <=> %s::vector({dim}) AS d FROM embeddings v "
+            f"JOIN entries e ON e.content_hash = v.content_hash WHERE {where} ORDER BY d LIMIT %s",
+            [q, *args, k]).fetchall()
+
+    @mapped
+    def hashes_without_vector(self) -> list[tuple[str, str]]:
+        with self.conns.read() as conn:
+            return [(r[0], r[1]) for r in conn.execute(
+                "SELECT e.content_hash, min(e.l2_full) FROM entries e LEFT JOIN embeddings v "
+                "ON v.content_hash = e.content_hash WHERE v.content_hash IS NULL GROUP BY e.content_hash")]
+
+    # -- full text ---------------------------------------------------------------------------------
+    def _global_totals(self, conn: Any) -> tuple[int, float]:
+        """Every entry's count and average length (BM25's avgdl), cached until the change log moves."""
+        seq = self._changes_seq(conn)
+        with self._cache_lock:
+            if self._totals[0] == seq and seq:
+                return self._totals[1], self._totals[2]
+        n, total = conn.execute("SELECT count(*), coalesce(sum(fts_len), 0) FROM entries").fetchone()
+        avgdl = (float(total) / n) if n else 1.0
+        if not self.conns.in_write:
+            with self._cache_lock:
+                self._totals = (seq, int(n), avgdl)
+        return int(n), avgdl or 1.0
+
+    @mapped
+    def fts_search(self, terms: list[str], flt: EntryFilter, k: int, *, per_term: int = 400) -> list[tuple[int, float]]:
+        """``(entry rid, score)`` best first: BM25 with the IDF of the caller's scope (as ``SqliteStore``)."""
+        if not terms:
+            return []
+        where, args = self.where_sql(flt, now=utcnow())
+        scores: dict[int, float] = {}
+        with self.conns.read() as conn:
+            parsed = conn.execute(
+                "SELECT t.i, phraseto_tsquery('agentbase_english', agentbase_fold(t.term)), "
+                "array(SELECT lexeme FROM unnest(to_tsvector('agentbase_english', agentbase_fold(t.term)))) "
+                "FROM unnest(%s::text[]) WITH ORDINALITY AS t(term, i) ORDER BY t.i", (list(terms),)).fetchall()
+            parsed = [(query, lexemes) for _, query, lexemes in parsed if lexemes]
+            if not parsed:
+                return []
+            n_entries, avgdl = self._global_totals(conn)
+            n_scope = conn.execute(f"SELECT count(*) FROM entries e WHERE {where}", args).fetchone()[0] or 1
+            for query, lexemes in parsed:
+                rows = conn.execute(
+                    "SELECT rid, part, count(*) OVER () FROM (SELECT e.rid, "
+                    "(tf * %s) / (tf + %s * (1 - %s + %s * e.fts_len / %s)) AS part "
+                    "FROM entries e CROSS JOIN LATERAL agentbase_tf(e.fts, %s::text[]) tf "
+                    f"WHERE e.fts @@ %s::tsquery AND {where}) x WHERE part > 0 ORDER BY part DESC, rid LIMIT %s",
+                    [_K1 + 1, _K1, _B, _B, avgdl, lexemes, query, *args, per_term]).fetchall()
+                if not rows:
+                    continue
+                idf_scope = _idf(n_scope, int(rows[0][2]))
+                for rid, part, _ in rows:
+                    scores[int(rid)] = scores.get(int(rid), 0.0) + float(part) * idf_scope
+        ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+        return ranked[:k]
+
+    @mapped
+    def rebuild_fts(self) -> None:
+        with self.conns.write() as conn:
+            conn.execute("UPDATE entries SET search_text = search_text")

@@ -1,0 +1,186 @@
+"""``PostgresStore``: the ``Store`` protocol on one PostgreSQL database with pgvector.
+
+Each job lives in its own part (``entries``, ``sessions``, ``search``, ``entities``, ``traces``,
+``lifecycle``, ``portable``); this class connects, migrates and puts the parts together.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+from pgvector.psycopg import register_vector
+
+from ...errors import EmbeddingMismatch, SchemaTooNew, StorageError
+from ..base import NO_EMBEDDER
+from .connection import PgConnections
+from .core import mapped, storage_error
+from .entities import EntitiesMixin
+from .lifecycle import LifecycleMixin
+from .migrations import ADVISORY_LOCK_KEY, MIGRATIONS, SCHEMA_VERSION
+from .portable import PortableMixin
+from .search import SearchMixin
+from .sessions import SessionsMixin
+from .traces import TracesMixin
+
+__all__ = ["PostgresStore"]
+
+# a scope with more rows than this is searched through the HNSW index (``search.py``)
+VECTOR_SHORTLIST_ABOVE = 50_000
+
+
+class PostgresStore(SessionsMixin, SearchMixin, EntitiesMixin, TracesMixin, PortableMixin, LifecycleMixin):
+    """All persistence in one PostgreSQL database (pgvector installed on the server).
+
+    Usage::
+
+        store = PostgresStore("postgresql://agent@db.internal/agentbase")
+        store.open()
+        store.get_entry("id", Scope(user_id="alice"))
+    """
+
+    def __init__(self, url: str, *, create: bool = True, pool_min: int = 1, pool_max: int = 10,
+                 timeout_s: float = 30.0, vector_shortlist_above: int = VECTOR_SHORTLIST_ABOVE) -> None:
+        self.url = url
+        self.create = create
+        self.conns = PgConnections(url, min_size=pool_min, max_size=pool_max, timeout_s=timeout_s)
+        self.vector_shortlist_above = vector_shortlist_above
+        self._cache_lock = threading.RLock()
+        self._totals = (-1, 0, 1.0)
+        self._index_dim: int | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    def open(self) -> None:
+        conn = self.conns.connect()
+        try:
+            self._migrate(conn)
+        except psycopg.Error as exc:
+            raise storage_error(self.conns.shown, exc) from exc
+        finally:
+            conn.close()
+        self.conns.open(configure=self._configure)
+
+    @staticmethod
+    def _configure(conn: psycopg.Connection[Any]) -> None:
+        conn.execute("SET timezone TO 'UTC'")
+        register_vector(conn)
+
+    def _migrate(self, conn: psycopg.Connection[Any]) -> None:
+        """Apply the missing migrations under a session advisory lock (one process at a time)."""
+        conn.execute("SELECT pg_advisory_lock(%s)", (ADVISORY_LOCK_KEY,))
+        try:
+            version = self._version(conn)
+            if version is None:
+                if not self.create:
+                    raise StorageError(f"{self.conns.shown} holds no agentbase data - pass create=True to set it up",
+                                       path=self.conns.shown)
+                conn.execute("CREATE TABLE agentbase_schema (version integer NOT NULL)")
+                conn.execute("INSERT INTO agentbase_schema (version) VALUES (0)")
+                version = 0
+            if version > SCHEMA_VERSION:
+                raise SchemaTooNew(
+                    f"{self.conns.shown} has schema version {version}, newer than this agentbase knows "
+                    f"({SCHEMA_VERSION}) - upgrade agentbase to open it; the database was not modified",
+                    path=self.conns.shown)
+            while version < SCHEMA_VERSION:
+                with conn.transaction():
+                    try:
+                        MIGRATIONS[version](conn)
+                    except psycopg.errors.FeatureNotSupported as exc:
+                        raise StorageError(f"{self.conns.shown} cannot be set up: {exc} - install pgvector on the "
+                                           "server", path=self.conns.shown) from exc
+                    except (psycopg.errors.UndefinedFile, psycopg.errors.InsufficientPrivilege) as exc:
+                        raise StorageError(
+                            f"{self.conns.shown} cannot be set up: {str(exc).strip()} - the pgvector extension must "
+                            "be installed on the server, and the first connection needs the right to CREATE "
+                            "EXTENSION vector (or run it once as a superuser)", path=self.conns.shown) from exc
+                    conn.execute("UPDATE agentbase_schema SET version = %s", (version + 1,))
+                version += 1
+        finally:
+            with contextlib.suppress(Exception):
+                conn.execute("SELECT pg_advisory_unlock(%s)", (ADVISORY_LOCK_KEY,))
+
+    @staticmethod
+    def _version(conn: psycopg.Connection[Any]) -> int | None:
+        if conn.execute("SELECT to_regclass('agentbase_schema')").fetchone()[0] is None:
+            return None
+        row = conn.execute("SELECT max(version) FROM agentbase_schema").fetchone()
+        return int(row[0]) if row and row[0] is not None else 0
+
+    def close(self) -> None:
+        self.conns.close()
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Group several store calls into one atomic write (nested: a savepoint)."""
+        try:
+            with self.conns.write():
+                yield
+        except psycopg.Error as exc:
+            raise storage_error(self.conns.shown, exc) from exc
+
+    @mapped
+    def schema_version(self) -> int:
+        with self.conns.read() as conn:
+            return int(conn.execute("SELECT max(version) FROM agentbase_schema").fetchone()[0])
+
+    def journal_mode(self) -> str:
+        """PostgreSQL always writes ahead to its WAL."""
+        return "wal"
+
+    @mapped
+    def check_embedder(self, name: str, dim: int) -> None:
+        """Record the embedder on first use; refuse a different one later (as ``SqliteStore``)."""
+        with self.conns.write() as conn:
+            conn.execute("LOCK TABLE meta IN SHARE ROW EXCLUSIVE MODE")
+            rows = dict(conn.execute(
+                "SELECT key, value FROM meta WHERE key IN ('embedding_model', 'embedding_dim')").fetchall())
+            if name == NO_EMBEDDER or not rows or rows.get("embedding_model") == NO_EMBEDDER:
+                if name != NO_EMBEDDER or not rows:
+                    with conn.cursor() as cur:
+                        cur.executemany("INSERT INTO meta (key, value) VALUES (%s, %s) "
+                                        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                                        [("embedding_model", name), ("embedding_dim", str(dim))])
+                return
+        if int(rows["embedding_dim"]) != dim:
+            raise EmbeddingMismatch(
+                f"Embedding dimension {dim} does not match this store ({rows['embedding_dim']}, model "
+                f"{rows['embedding_model']!r}) - open it with the embedder that created it, or use another database",
+                path=self.conns.shown)
+        if rows["embedding_model"] != name:
+            raise EmbeddingMismatch(
+                f"Embedder {name!r} differs from the one that wrote this store ({rows['embedding_model']!r}) - "
+                "open it with that embedder, or use another database", path=self.conns.shown)
+
+    @mapped
+    def meta(self) -> dict[str, str]:
+        with self.conns.read() as conn:
+            return dict(conn.execute("SELECT key, value FROM meta").fetchall())
+
+    @mapped
+    def stats(self) -> dict[str, int]:
+        """Row counts: every entry (expired and superseded too), the live ones, sessions, messages, vectors."""
+        with self.conns.read() as conn:
+            row = conn.execute(
+                "SELECT (SELECT count(*) FROM entries), (SELECT count(*) FROM entries WHERE invalid_at IS NULL), "
+                "(SELECT count(*) FROM sessions), (SELECT count(*) FROM messages), "
+                "(SELECT count(*) FROM embeddings)").fetchone()
+        return dict(zip(("entries", "entries_valid", "sessions", "messages", "vectors"), map(int, row)))
+
+    @mapped
+    def verify(self) -> dict[str, Any]:
+        """Check the database: every entry's full-text vector is the one its text gives, and
+        which texts have no vector yet. (PostgreSQL checks its own pages and foreign keys.)"""
+        with self.conns.read() as conn:
+            n_entries, stale = conn.execute(
+                "SELECT count(*), count(*) FILTER (WHERE fts IS DISTINCT FROM "
+                "setweight(to_tsvector('agentbase_english', agentbase_fold(search_text)), 'A') || "
+                "setweight(to_tsvector('agentbase_english', agentbase_fold(search_context)), 'B')) FROM entries").fetchone()
+            missing_vec = conn.execute(
+                "SELECT count(DISTINCT e.content_hash) FROM entries e LEFT JOIN embeddings v "
+                "ON v.content_hash = e.content_hash WHERE v.content_hash IS NULL").fetchone()[0]
+        return {"integrity": "ok", "foreign_keys": 0, "fts_ok": stale == 0, "entries": int(n_entries),
+                "fts_rows": int(n_entries) - int(stale), "texts_without_vector": int(missing_vec), "ok": stale == 0}
