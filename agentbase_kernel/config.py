@@ -17,9 +17,10 @@ from .errors import InvalidArgument
 __all__ = ["Config", "IngestConfig", "LifecycleConfig", "RetrievalConfig", "StorageConfig", "default_path"]
 
 
-def default_path() -> Path:
-    """``$AGENTBASE_PATH`` or ``./agentbase.db``."""
-    return Path(os.environ.get("AGENTBASE_PATH") or "agentbase.db")
+def default_path() -> Path | str:
+    """``$AGENTBASE_PATH`` or ``./agentbase.db``; a ``postgresql://`` URL there stays a string."""
+    value = os.environ.get("AGENTBASE_PATH") or "agentbase.db"
+    return value if value.lower().startswith(("postgresql://", "postgres://")) else Path(value)
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from .lifecycle import AuditEvent, Prefetch, Reinforcer
 from .lifecycle.audit import check_kinds
 from .records import AddResult, ContextType, Entry, FindResult, HistoryEvent, Message, Session
 from .retrieve.pipeline import MAX_TOP_K, Decomposer, Reranker, Retriever
-from .store import NO_EMBEDDER, EntryFilter, MessageRow, Store, open_store
+from .store import NO_EMBEDDER, EntryFilter, MessageRow, Store, is_postgres_url, open_store, redact_url
 from .telemetry import traced
 
 __all__ = ["AgentBase", "Kernel"]
@@ -53,7 +53,8 @@ class Kernel:
                  ner: str | None = "auto", config: Config | None = None, create: bool = True,
                  summarizer: Callable[[str], str] | None = None, reranker: Reranker | None = None,
                  decomposer: Decomposer | None = None) -> None:
-        self.path = Path(path) if path is not None else default_path()
+        # a file is a Path; a postgresql:// URL stays a string (a Path would fold its '//')
+        self.path: Path | str = (path if is_postgres_url(path) else Path(path)) if path is not None else default_path()
         self.config = config or Config.load()
         self._embedder_spec = embedder
         self._ner_spec = ner
@@ -157,10 +158,15 @@ class Kernel:
     def info(self) -> dict[str, Any]:
         """What this kernel runs with: file, schema, vector backend, NER stage, embedder."""
         store = self._ready()
-        return {"path": str(self.path), "schema_version": store.schema_version(), "journal_mode": store.journal_mode(),
+        return {"path": self.location, "schema_version": store.schema_version(), "journal_mode": store.journal_mode(),
                 "vector_backend": store.vector_backend,
                 "ner_stage": self.ingestor.ner_stage,
                 "embedder": getattr(self.embedder, "name", None), "dim": getattr(self.embedder, "dim", None)}
+
+    @property
+    def location(self) -> str:
+        """The file path, or the database URL without its password: what to print."""
+        return redact_url(self.path) if isinstance(self.path, str) else str(self.path)
 
     def stats(self) -> dict[str, int]:
         """Row counts of the whole file: ``entries`` (expired and superseded too), ``entries_valid``,
@@ -695,7 +701,7 @@ class AgentBase:
         self.sync = Kernel(path, **options)
 
     @property
-    def path(self) -> Path:
+    def path(self) -> Path | str:
         return self.sync.path
 
     initialize = _in_thread(Kernel.initialize)
@@ -760,4 +766,4 @@ class AgentBase:
         self.sync.close()
 
     def __repr__(self) -> str:
-        return f"AgentBase({str(self.path)!r})"
+        return f"AgentBase({self.sync.location!r})"
