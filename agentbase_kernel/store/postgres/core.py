@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import time
 import uuid
 from collections.abc import Callable
@@ -20,7 +21,8 @@ from ..filters import parse_metadata_filter
 from .connection import PgConnections, is_connection_lost, is_retryable
 from .filters import compile_metadata_filter
 
-__all__ = ["ENTRY_COLS", "PgCore", "check_filter_value", "jsonb", "mapped", "scope_key", "storage_error"]
+__all__ = ["ENTRY_COLS", "PgCore", "check_filter_value", "jsonb", "mapped", "scope_key", "storage_error", "text_in",
+           "text_out"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -48,6 +50,25 @@ def _dumps(value: Any) -> str:
 def jsonb(value: Any) -> Jsonb:
     """A parameter for a ``jsonb`` column, written as the SQLite store writes its JSON text."""
     return Jsonb(value, dumps=_dumps)
+
+
+# PostgreSQL text cannot hold NUL; the kernel keeps texts verbatim, so NUL is escaped as U+FFFE "0"
+# (and U+FFFE itself as U+FFFE U+FFFE: a noncharacter, reserved for such internal use)
+_ESC = "\ufffe"
+_UNESCAPE = re.compile("\ufffe([\ufffe0])")
+
+
+def text_in(value: str | None) -> str | None:
+    """A text as stored: NUL escaped (``text_out`` reverses it)."""
+    if value is None or ("\x00" not in value and _ESC not in value):
+        return value
+    return value.replace(_ESC, _ESC + _ESC).replace("\x00", _ESC + "0")
+
+
+def text_out(value: str | None) -> str | None:
+    if value is None or _ESC not in value:
+        return value
+    return _UNESCAPE.sub(lambda m: "\x00" if m.group(1) == "0" else _ESC, value)
 
 
 def check_filter_value(name: str, value: Any) -> None:
@@ -154,7 +175,7 @@ class PgCore:
          actor, confidence, chash, metadata, event_dates, flags, created, updated, valid_from,
          invalid_at, expires_at, superseded_by) = row
         return Entry(
-            id=id_, l2_full=l2, l0_abstract=l0, l1_overview=l1, context_type=ContextType(ctype),
+            id=id_, l2_full=text_out(l2), l0_abstract=text_out(l0), l1_overview=text_out(l1), context_type=ContextType(ctype),
             category=category, tags=tags,
             scope=Scope(user_id=user_id, agent_id=agent_id, project_id=project_id, session_id=session_id),
             role=role, actor=actor, confidence=confidence, content_hash=chash,
@@ -168,7 +189,7 @@ class PgCore:
         conn.execute(
             "INSERT INTO entry_history (id, entry_id, event, old_value, new_value, created_at, actor, role) "
             "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-            (str(uuid.uuid4()), entry_id, event, old, new, at or utcnow(), actor, role))
+            (str(uuid.uuid4()), entry_id, event, text_in(old), text_in(new), at or utcnow(), actor, role))
 
     def _changes_seq(self, conn: Any) -> int:
         return int(conn.execute("SELECT coalesce(max(seq), 0) FROM entry_changes").fetchone()[0])

@@ -11,9 +11,12 @@ from ...errors import DuplicateEntry, EntryNotFound, InvalidArgument
 from ...records import Entry, HistoryEvent, Scope
 from ..base import EntryFilter, utcnow
 from ..protocol import EntryRow
-from .core import ENTRY_COLS, PgCore, _aware, jsonb, mapped, scope_key
+from .core import ENTRY_COLS, PgCore, _aware, jsonb, mapped, scope_key, text_in, text_out
 
 __all__ = ["EntriesMixin"]
+
+
+_TEXT_COLUMNS = frozenset({"l0_abstract", "l1_overview", "l2_full", "search_text", "search_context"})
 
 
 def _when(value: datetime | None) -> datetime | None:
@@ -37,9 +40,9 @@ class EntriesMixin(PgCore):
             "id": entry_id,
             "context_type": row.get("context_type", "memory"),
             "category": row.get("category"),
-            "l0_abstract": row["l0_abstract"],
-            "l1_overview": row["l1_overview"],
-            "l2_full": row["l2_full"],
+            "l0_abstract": text_in(row["l0_abstract"]),
+            "l1_overview": text_in(row["l1_overview"]),
+            "l2_full": text_in(row["l2_full"]),
             "tags": jsonb(list(row.get("tags") or [])),
             "scope_level": scope.level.value,
             "user_id": scope.user_id, "agent_id": scope.agent_id,
@@ -54,7 +57,7 @@ class EntriesMixin(PgCore):
             "date_min": row.get("date_min"), "date_max": row.get("date_max"),
             "flags": jsonb(list(row.get("flags") or [])),
             "subject_key": row.get("subject_key"),
-            "search_text": row["search_text"], "search_context": row.get("search_context") or "",
+            "search_text": text_in(row["search_text"]), "search_context": text_in(row.get("search_context") or ""),
             "created_at": now, "updated_at": now,
             "valid_from": _when(row.get("valid_from")),
             "invalid_at": None,
@@ -118,6 +121,8 @@ class EntriesMixin(PgCore):
                     sets[key] = jsonb(value)
                 elif key in ("expires_at", "invalid_at", "valid_from", "created_at", "updated_at"):
                     sets[key] = _when(value)
+                elif key in _TEXT_COLUMNS:
+                    sets[key] = text_in(value)
                 else:
                     sets[key] = value
             now = utcnow()
@@ -195,7 +200,7 @@ class EntriesMixin(PgCore):
             rows = conn.execute(
                 "SELECT id, entry_id, event, old_value, new_value, created_at, actor, role FROM entry_history "
                 "WHERE entry_id = %s ORDER BY seq", (entry_id,)).fetchall()
-        return [HistoryEvent(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]) for r in rows]  # type: ignore[arg-type]
+        return [HistoryEvent(r[0], r[1], r[2], text_out(r[3]), text_out(r[4]), r[5], r[6], r[7]) for r in rows]  # type: ignore[arg-type]
 
     @mapped
     def live_subject_entries(self, scope: Scope, subject_key: str, exclude_id: str) -> list[Entry]:

@@ -14,10 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["ADVISORY_LOCK_KEY", "MIGRATIONS", "SCHEMA_VERSION"]
+__all__ = ["ADVISORY_LOCK_KEY", "MIGRATIONS", "SCHEMA_VERSION", "WRITE_LOCK_KEY"]
 
 # pg_advisory_lock key: "agentbase" folded into 63 bits, so other applications' locks do not clash
 ADVISORY_LOCK_KEY = 0x61_67_65_6E_74_62_61
+# the transaction lock of ``PostgresStore.transaction()`` (several calls that read, decide and write)
+WRITE_LOCK_KEY = ADVISORY_LOCK_KEY + 2
 
 # FTS5's tokenizer is ``porter unicode61 remove_diacritics 2`` and has no stop list: a snowball
 # English stemmer without a stop list, on text whose diacritics were stripped, is the closest here
@@ -29,7 +31,7 @@ ALTER TEXT SEARCH CONFIGURATION agentbase_english
     WITH agentbase_english_stem;
 
 CREATE FUNCTION agentbase_fold(t text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-    SELECT regexp_replace(normalize(t, NFD), '[\u0300-\u036f]', '', 'g')
+    SELECT regexp_replace(regexp_replace(normalize(t, NFD), '[\u0300-\u036f]', '', 'g'), '\ufffe[\ufffe0]', ' ', 'g')
 $$;
 
 -- how often any of the lexemes occurs in a document: its own words count 1, its context 0.7

@@ -19,7 +19,7 @@ from ...errors import InvalidArgument
 from ...records import Scope
 from ..base import EntryFilter, iso, parse_iso
 from ..vectors import decode, encode
-from .core import PgCore, jsonb, mapped, scope_key, storage_error
+from .core import PgCore, jsonb, mapped, scope_key, storage_error, text_in, text_out
 from .search import as_array
 
 __all__ = ["PortableMixin"]
@@ -56,9 +56,17 @@ def _when(value: Any, name: str) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=__import__("datetime").timezone.utc)
 
 
+_TEXTS = frozenset({"l0_abstract", "l1_overview", "l2_full", "search_text", "search_context", "old_value",
+                    "new_value", "content"})
+
+
 def _out(rec: dict[str, Any]) -> dict[str, Any]:
-    """Times as our ISO text, as the SQLite store exports them."""
-    return {k: (iso(v) if isinstance(v, datetime) else v) for k, v in rec.items()}
+    """Times as our ISO text and texts with their NULs back, as the SQLite store exports them."""
+    return {k: (iso(v) if isinstance(v, datetime) else text_out(v) if k in _TEXTS else v) for k, v in rec.items()}
+
+
+def _in(rec: dict[str, Any]) -> dict[str, Any]:
+    return {k: (text_in(v) if k in _TEXTS and isinstance(v, str) else v) for k, v in rec.items()}
 
 
 class PortableMixin(PgCore):
@@ -223,7 +231,7 @@ class PortableMixin(PgCore):
         return int(conn.execute("SELECT id FROM entities WHERE norm = %s AND label = %s", (norm, label)).fetchone()[0])
 
     def _import_entry(self, conn: Any, rec: dict[str, Any]) -> str:
-        values: dict[str, Any] = {name: rec.get(name) for name in ENTRY_FIELDS}
+        values: dict[str, Any] = _in({name: rec.get(name) for name in ENTRY_FIELDS})
         for name in TIME_FIELDS:
             if name in values:
                 values[name] = _when(values[name], name)
@@ -267,7 +275,8 @@ class PortableMixin(PgCore):
     def _insert_history(self, conn: Any, entry_id: str, event: dict[str, Any]) -> bool:
         row = conn.execute("INSERT INTO entry_history (id, entry_id, event, old_value, new_value, created_at, actor, "
                            "role) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING seq",
-                           (event["id"], entry_id, event["event"], event.get("old_value"), event.get("new_value"),
+                           (event["id"], entry_id, event["event"], text_in(event.get("old_value")),
+                            text_in(event.get("new_value")),
                             _when(event["created_at"], "created_at"), event.get("actor"), event.get("role"))).fetchone()
         return row is not None
 
@@ -317,7 +326,7 @@ class PortableMixin(PgCore):
             seq = conn.execute("SELECT max(seq) + 1 FROM messages WHERE session_id = %s", (rec["session_id"],)).fetchone()[0]
         conn.execute("INSERT INTO messages (id, session_id, seq, role, content, name, metadata, payload, status, "
                      "created_at, entry_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                     (rec["id"], rec["session_id"], seq, rec["role"], rec["content"], rec.get("name"),
+                     (rec["id"], rec["session_id"], seq, rec["role"], text_in(rec["content"]), rec.get("name"),
                       jsonb(rec.get("metadata") or {}), None if rec.get("payload") is None else jsonb(rec["payload"]),
                       rec.get("status") or "active", _when(rec["created_at"], "created_at"),
                       self._entry_or_none(conn, rec.get("entry_id"))))

@@ -23,7 +23,7 @@ import numpy as np
 
 from ...errors import InvalidArgument
 from ..base import EntryFilter, utcnow
-from .core import PgCore, mapped
+from .core import PgCore, mapped, text_out
 
 __all__ = ["SearchMixin", "as_array"]
 
@@ -121,7 +121,7 @@ class SearchMixin(PgCore):
         with self.conns.read() as conn:
             dim = self._stored_dim(conn)
             if dim is not None and q.size != dim:
-                raise InvalidArgument(f"The query vector ({q.size} dims) does not match the stored vectors ({dim} dims)")
+                raise InvalidArgument(f"The query vector has {q.size} dims, this store's vectors have {dim}")
             rows: list[Any] = []
             if dim is not None and self.vector_shortlist_above > 0:
                 big = conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM entries e WHERE {where} LIMIT %s) x",
@@ -148,7 +148,7 @@ class SearchMixin(PgCore):
     @mapped
     def hashes_without_vector(self) -> list[tuple[str, str]]:
         with self.conns.read() as conn:
-            return [(r[0], r[1]) for r in conn.execute(
+            return [(r[0], text_out(r[1]) or "") for r in conn.execute(
                 "SELECT e.content_hash, min(e.l2_full) FROM entries e LEFT JOIN embeddings v "
                 "ON v.content_hash = e.content_hash WHERE v.content_hash IS NULL GROUP BY e.content_hash")]
 

@@ -10,7 +10,7 @@ from ...errors import MessageNotFound, SessionNotFound
 from ...records import Message, Provenance, Scope, Session
 from ..base import EntryFilter, utcnow
 from ..protocol import MessageRow
-from .core import _aware, jsonb, mapped
+from .core import _aware, jsonb, mapped, text_in, text_out
 from .entries import EntriesMixin
 
 __all__ = ["SessionsMixin"]
@@ -27,7 +27,7 @@ class SessionsMixin(EntriesMixin):
                        updated_at=row[6], committed_at=row[7], summary_entry_id=row[8])
 
     def _message(self, row: Any) -> Message:
-        return Message(id=row[0], session_id=row[1], seq=row[2], role=row[3], content=row[4], name=row[5],
+        return Message(id=row[0], session_id=row[1], seq=row[2], role=row[3], content=text_out(row[4]), name=row[5],
                        metadata=row[6], payload=row[7], status=row[8], created_at=row[9], entry_id=row[10])
 
     @mapped
@@ -118,7 +118,7 @@ class SessionsMixin(EntriesMixin):
             inserted = conn.execute(
                 "INSERT INTO messages (id, session_id, seq, role, content, name, metadata, payload, status, created_at) "
                 f"VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING {_MSG_COLS}",
-                (message_id, session_id, seq, row["role"], row["content"], row.get("name"),
+                (message_id, session_id, seq, row["role"], text_in(row["content"]), row.get("name"),
                  jsonb(row.get("metadata") or {}), None if row.get("payload") is None else jsonb(row["payload"]),
                  row.get("status", "active"), _aware(created) if created else utcnow())).fetchone()
             conn.execute("UPDATE sessions SET updated_at = %s WHERE id = %s", (utcnow(), session_id))
@@ -208,6 +208,8 @@ class SessionsMixin(EntriesMixin):
                 sets.append(f"{key} = %s")
                 if key in ("metadata", "payload"):
                     args.append(None if value is None and key == "payload" else jsonb(value))
+                elif key == "content":
+                    args.append(text_in(value))
                 elif key == "created_at" and value is not None:
                     args.append(_aware(value))
                 else:
@@ -285,7 +287,8 @@ class SessionsMixin(EntriesMixin):
     def append_search_context(self, entry_id: str, text: str) -> None:
         """Add words to an entry's FTS context (a reply that came after it); its content is unchanged."""
         with self.conns.write() as conn:
-            conn.execute("UPDATE entries SET search_context = search_context || %s WHERE id = %s", (text, entry_id))
+            conn.execute("UPDATE entries SET search_context = search_context || %s WHERE id = %s",
+                         (text_in(text), entry_id))
 
     @mapped
     def session_neighbours(self, entry_ids: list[str], window: int, flt: EntryFilter) -> dict[str, list[str]]:

@@ -20,7 +20,7 @@ from .connection import PgConnections
 from .core import mapped, storage_error
 from .entities import EntitiesMixin
 from .lifecycle import LifecycleMixin
-from .migrations import ADVISORY_LOCK_KEY, MIGRATIONS, SCHEMA_VERSION
+from .migrations import ADVISORY_LOCK_KEY, MIGRATIONS, SCHEMA_VERSION, WRITE_LOCK_KEY
 from .portable import PortableMixin
 from .search import SearchMixin
 from .sessions import SessionsMixin
@@ -115,9 +115,19 @@ class PostgresStore(SessionsMixin, SearchMixin, EntitiesMixin, TracesMixin, Port
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
-        """Group several store calls into one atomic write (nested: a savepoint)."""
+        """Group several store calls into one atomic write (nested: a savepoint).
+
+        The kernel reads, decides and writes inside one transaction (dedup, supersession, metadata
+        patches), trusting that no other writer moves in between - what SQLite's one write lock
+        gives. Here the outermost block takes a transaction-scoped advisory lock, so these groups
+        run one at a time across every process and machine, while reads and single-call writes
+        stay concurrent.
+        """
+        outermost = self.conns.current is None
         try:
-            with self.conns.write():
+            with self.conns.write() as conn:
+                if outermost:
+                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
                 yield
         except psycopg.Error as exc:
             raise storage_error(self.conns.shown, exc) from exc
