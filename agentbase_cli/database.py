@@ -1,7 +1,8 @@
 """Which database a command uses, and opening it with only the models the command needs.
 
 The file is, first to last: ``--db PATH``, ``$AGENTBASE_PATH``, the ``.agentbase`` file that
-``agentbase init --data-dir DIR`` wrote in this folder or a parent, ``./agentbase.db``.
+``agentbase init --data-dir DIR`` wrote in this folder or a parent, ``./agentbase.db``. ``--db`` and
+``$AGENTBASE_PATH`` also take a ``postgresql://`` URL (the PostgreSQL backend, docs/postgres.md).
 
 Loading the embedder and spaCy takes seconds, so commands that only read or delete rows open
 the file with neither (``models=False``); commands that write text or search load both.
@@ -19,20 +20,39 @@ from pathlib import Path
 import click
 
 from agentbase_kernel import Kernel
+from agentbase_kernel.store.postgres.url import is_postgres_url, redact_url
 
 from .errors import CliError, ExitCode
 
-__all__ = ["POINTER_FILE", "Settings", "Target", "current_target", "missing_database", "open_kernel", "resolve", "write_pointer"]
+__all__ = ["POINTER_FILE", "Location", "Settings", "Target", "current_target", "exists", "is_server", "missing_database",
+           "open_kernel", "resolve", "shown", "write_pointer"]
 
 POINTER_FILE = ".agentbase"
 DEFAULT_FILE = "agentbase.db"
+
+# a file, or a PostgreSQL server's URL (a string: a Path would fold its '//')
+Location = Path | str
+
+
+def is_server(location: Location) -> bool:
+    return is_postgres_url(location)
+
+
+def exists(location: Location) -> bool:
+    """Whether the database is there to open: a file on disk; a server is asked when the kernel opens it."""
+    return True if is_server(location) else Path(location).exists()
+
+
+def shown(location: Location) -> str:
+    """The location for messages: a URL without its password."""
+    return redact_url(str(location)) if is_server(location) else str(location)
 
 
 @dataclass
 class Settings:
     """The global options, as given on the group or on the command (the command's win)."""
 
-    db: Path | None = None
+    db: Location | None = None
     db_source: str = "--db"
     embedder: str | None = None
     ner: str | None = None
@@ -43,7 +63,7 @@ class Settings:
 class Target:
     """The resolved database and models, and where the path came from (shown by ``info``)."""
 
-    path: Path
+    path: Location
     source: str
     embedder: str
     ner: str
@@ -104,12 +124,12 @@ def resolve(settings: Settings) -> Target:
 def missing_database(target: Target) -> CliError:
     """The error for a database file that does not exist, with the command that creates it."""
     if target.source == "--db":
-        how = f"agentbase --db {target.path} init"
+        how = f"agentbase --db {shown(target.path)} init"
     elif target.source.startswith(("default", "$")):
         how = "agentbase init (or agentbase init --data-dir DIR)"
     else:
         how = f"agentbase init (run in {Path(target.source).parent})"
-    return CliError(f"No database at {target.path} (from {target.source}). Create it with: {how}; "
+    return CliError(f"No database at {shown(target.path)} (from {target.source}). Create it with: {how}; "
                     "or pick an existing file with: agentbase --db PATH <command>", ExitCode.NOT_FOUND)
 
 
@@ -128,7 +148,7 @@ def open_kernel(ctx: click.Context, *, models: bool, ner: bool | None = None,
     from the embedder. Only ``init`` creates a missing file.
     """
     target = current_target(ctx)
-    if not create and not target.path.exists():
+    if not create and not exists(target.path):
         raise missing_database(target)
     use_ner = models if ner is None else ner
     kernel = Kernel(target.path, embedder=target.embedder if models else None,

@@ -16,7 +16,7 @@ from click.core import ParameterSource
 
 from agentbase_kernel import AgentBaseError
 
-from .database import Settings
+from .database import Settings, is_server
 from .errors import CliError, ExitCode, from_agentbase_error
 
 __all__ = ["AgentbaseCommand", "AgentbaseGroup", "database_options", "json_option", "metadata_option",
@@ -61,15 +61,31 @@ def _remember(field: str) -> Callable[[click.Context, click.Parameter, Any], Any
     return callback
 
 
+class DatabaseLocation(click.ParamType):  # type: ignore[type-arg]  # generic only from click 8.2
+    """``--db``: a file path (not a folder), or a ``postgresql://`` URL kept as the string it is."""
+
+    name = "path"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Path | str:
+        if isinstance(value, Path):
+            return value
+        text = str(value)
+        if is_server(text):
+            return text
+        if Path(text).is_dir():
+            self.fail(f"{text!r} is a directory, not a database file.", param, ctx)
+        return Path(text)
+
+
 def database_options(*, envvars: bool = False) -> Callable[[F], F]:
     """``--db``, ``--embedder``, ``--ner``, ``--quiet`` (with ``envvars``: read from the environment too)."""
 
     def decorate(fn: F) -> F:
         options = [
-            click.option("--db", type=click.Path(dir_okay=False, path_type=Path), metavar="PATH",
+            click.option("--db", type=DatabaseLocation(), metavar="PATH",
                          envvar="AGENTBASE_PATH" if envvars else None, expose_value=False, is_eager=True,
                          callback=_remember("db"),
-                         help="The database file. Default: $AGENTBASE_PATH, else the file named by the "
+                         help="The database file, or a postgresql:// URL. Default: $AGENTBASE_PATH, else the file named by the "
                               ".agentbase that `agentbase init --data-dir` wrote in this folder or a parent, "
                               "else ./agentbase.db."),
             click.option("--embedder", metavar="NAME", envvar="AGENTBASE_EMBEDDER" if envvars else None,

@@ -16,7 +16,9 @@ from ..database import (
     POINTER_FILE,
     Settings,
     current_target,
+    is_server,
     open_kernel,
+    shown,
     write_pointer,
 )
 from ..errors import CliError, ExitCode
@@ -55,16 +57,27 @@ def init(ctx: click.Context, data_dir: Path | None, as_json: bool) -> None:
         data_dir.mkdir(parents=True, exist_ok=True)
         settings.db, settings.db_source = data_dir / DEFAULT_FILE, "--data-dir"
     target = current_target(ctx)
-    existed = target.path.exists()
-    if not target.path.parent.is_dir():
-        raise CliError(f"The folder {target.path.parent} does not exist. Create it with: mkdir -p "
-                       f"{target.path.parent} (or use agentbase init --data-dir {target.path.parent})",
+    if is_server(target.path):
+        with open_kernel(ctx, models=True, ner=False, create=True) as kernel:
+            info = kernel.info()
+        if as_json:
+            echo_json({"path": shown(target.path), "created": None, "pointer": None, "embedder": info["embedder"],
+                       "dim": info["dim"], "schema_version": info["schema_version"]})
+            return
+        embedder = f"{info['embedder']} ({info['dim']} dim)" if info["embedder"] else "none (text search only)"
+        click.echo(f"Ready {shown(target.path)} - embedder {embedder}, schema {info['schema_version']}")
+        return
+    path = Path(target.path)
+    existed = path.exists()
+    if not path.parent.is_dir():
+        raise CliError(f"The folder {path.parent} does not exist. Create it with: mkdir -p "
+                       f"{path.parent} (or use agentbase init --data-dir {path.parent})",
                        ExitCode.NOT_FOUND)
     with open_kernel(ctx, models=True, ner=False, create=True) as kernel:
         info = kernel.info()
     pointer = None
     if data_dir is not None:
-        pointer = write_pointer(Path.cwd(), target.path, embedder=settings.embedder, ner=settings.ner)
+        pointer = write_pointer(Path.cwd(), path, embedder=settings.embedder, ner=settings.ner)
     if as_json:
         echo_json({"path": str(target.path), "created": not existed, "pointer": pointer and str(pointer),
                    "embedder": info["embedder"], "dim": info["dim"], "schema_version": info["schema_version"]})
@@ -88,7 +101,7 @@ def info(ctx: click.Context, models: bool, as_json: bool) -> None:
     """What the file is: path, schema, vector backend, how many entries and sessions."""
     target = current_target(ctx)
     with open_kernel(ctx, models=models) as kernel:
-        report: dict[str, Any] = {"path": str(target.path), "path_from": target.source}
+        report: dict[str, Any] = {"path": shown(target.path), "path_from": target.source}
         report |= {k: v for k, v in kernel.info().items() if k != "path"}
         if not models:
             # a kernel opened without models reports none; say what would run instead of "None"
@@ -98,7 +111,8 @@ def info(ctx: click.Context, models: bool, as_json: bool) -> None:
                 report["embedder"] = f"{target.embedder} (not loaded: add --models)"
         report["entries"] = kernel.count(include_expired=True, include_invalid=True)
         report["sessions"] = len(kernel.list_sessions(limit=None))
-    report["file_bytes"] = target.path.stat().st_size
+    if not is_server(target.path):
+        report["file_bytes"] = Path(target.path).stat().st_size
     echo_json(report) if as_json else echo_fields(list(report.items()))
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from ..database import Target, current_target, missing_database
+from ..database import Target, current_target, exists, missing_database, shown
 from ..options import AgentbaseCommand, database_options
 
 __all__ = ["COMMANDS"]
@@ -69,7 +69,7 @@ def serve_openai(ctx: click.Context, host: str, port: int, api_key: str | None, 
 def existing_target(ctx: click.Context) -> Target:
     """The database to serve; servers would create a missing file, the command asks for ``init`` instead."""
     target = current_target(ctx)
-    if not target.path.exists():
+    if not exists(target.path):
         raise missing_database(target)
     return target
 
@@ -138,7 +138,7 @@ def web(ctx: click.Context, host: str, port: int, allow_edit: bool, api_key: str
     target = existing_target(ctx)
     key = _api_key(api_key, api_key_file)
     check_bind(host, key)  # refuse a public interface without a key before saying we serve
-    click.echo(f"agentbase dashboard for {target.path} on http://{host}:{port}/ (Ctrl-C stops it)", err=True)
+    click.echo(f"agentbase dashboard for {shown(target.path)} on http://{host}:{port}/ (Ctrl-C stops it)", err=True)
     serve(target.path, port=port, host=host, allow_edit=allow_edit, api_key=key, embedder=target.embedder)
 
 

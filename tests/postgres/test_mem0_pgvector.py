@@ -16,7 +16,9 @@ import pytest
 
 from agentbase_adapters.mem0 import AsyncMemory, Memory
 from agentbase_kernel import Kernel
-from tests.adapters.mem0.conftest import MiniLMForMem0
+from tests.adapters.mem0.conftest import MiniLMForMem0, mem0_offline, mem0_without_spacy
+
+__all__ = ["mem0_offline", "mem0_without_spacy"]  # the Mem0 suite's fixtures: real mem0, offline, without spaCy
 
 pytestmark = pytest.mark.postgres
 
