@@ -1,26 +1,34 @@
-"""Connections to one PostgreSQL database: a psycopg pool, per-thread transactions that nest,
-and which driver errors mean "the connection is gone" (and may be retried).
+"""Connections to one PostgreSQL database: a small pool, per-thread transactions that nest, and
+which driver errors mean "the connection is gone" (and may be retried).
 
 A thread that opens a transaction keeps its connection until the outermost block ends, so every
 store call inside it (``Store.transaction()``, or one method calling another) runs on that
 connection; nested blocks are savepoints. Reads outside a transaction borrow a connection for one
 REPEATABLE READ snapshot.
+
+The pool is ours rather than psycopg-pool's: when the server drops connections or restarts,
+psycopg-pool reconnects in the background with an exponential backoff, and a caller could wait its
+whole timeout for a connection the server would have given at once (seen in
+tests/postgres/test_concurrency_faults.py). Here a caller that finds no usable idle connection
+connects itself, so it either gets one now or our error saying why.
 """
 
 from __future__ import annotations
 
 import contextlib
+import select
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import psycopg
-from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
+from psycopg.pq import TransactionStatus
 
 from ...errors import StorageError
 from .url import redact_url
 
-__all__ = ["PgConnections", "is_connection_lost", "is_retryable"]
+__all__ = ["ConnectionPool", "PgConnections", "is_connection_lost", "is_retryable"]
 
 # SQLSTATEs that mean the session is gone: class 08 (connection exception) and the server
 # shutting down or starting up
@@ -30,13 +38,11 @@ _CONFLICT = ("40001", "40P01")
 
 
 def is_connection_lost(exc: BaseException) -> bool:
-    if isinstance(exc, (PoolTimeout, PoolClosed)):
-        return False
-    if isinstance(exc, psycopg.InterfaceError):
-        return "closed" in str(exc).lower()
     if isinstance(exc, psycopg.OperationalError):
         state = exc.sqlstate
         return state is None or state.startswith("08") or state in _LOST
+    if isinstance(exc, psycopg.InterfaceError):
+        return "closed" in str(exc).lower()
     return False
 
 
@@ -44,6 +50,88 @@ def is_retryable(exc: BaseException) -> bool:
     """A transaction that failed this way wrote nothing and may run again as a whole."""
     state = getattr(exc, "sqlstate", None)
     return is_connection_lost(exc) or state in _CONFLICT
+
+
+class ConnectionPool:
+    """Up to ``max_size`` autocommit connections, reused last-in first-out."""
+
+    def __init__(self, url: str, *, max_size: int, timeout_s: float, shown: str,
+                 configure: Callable[[psycopg.Connection[Any]], None]) -> None:
+        self.url = url
+        self.max_size = max_size
+        self.timeout_s = timeout_s
+        self.shown = shown
+        self.configure = configure
+        self._idle: list[psycopg.Connection[Any]] = []
+        self._count = 0  # idle and lent
+        self._cond = threading.Condition()
+        self._closed = False
+
+    def get(self) -> psycopg.Connection[Any]:
+        deadline = time.monotonic() + self.timeout_s
+        with self._cond:
+            while True:
+                if self._closed:
+                    raise StorageError(f"The store on {self.shown} is closed", path=self.shown)
+                while self._idle:
+                    conn = self._idle.pop()
+                    if _usable(conn):
+                        return conn
+                    self._count -= 1
+                    with contextlib.suppress(Exception):
+                        conn.close()
+                if self._count < self.max_size:
+                    self._count += 1
+                    break
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise StorageError(f"All {self.max_size} connections to {self.shown} stayed busy for "
+                                       f"{self.timeout_s:.0f} s - raise AGENTBASE_STORAGE__BUSY_TIMEOUT_MS or use "
+                                       "fewer threads", path=self.shown)
+                self._cond.wait(remaining)
+        try:
+            conn = psycopg.connect(self.url, autocommit=True, connect_timeout=max(2, int(self.timeout_s)))
+            self.configure(conn)
+            return conn
+        except BaseException:
+            with self._cond:
+                self._count -= 1
+                self._cond.notify()
+            raise
+
+    def put(self, conn: psycopg.Connection[Any]) -> None:
+        keep = not self._closed and _usable(conn)
+        with self._cond:
+            if keep and not self._closed:
+                self._idle.append(conn)
+            else:
+                self._count -= 1
+            self._cond.notify()
+        if not keep:
+            with contextlib.suppress(Exception):
+                conn.close()
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            idle, self._idle = self._idle, []
+            self._count -= len(idle)
+            self._cond.notify_all()
+        for conn in idle:
+            with contextlib.suppress(Exception):
+                conn.close()
+
+
+def _usable(conn: psycopg.Connection[Any]) -> bool:
+    """Open, outside a transaction, and not told by the server that its session ended (a server
+    that terminates an idle session sends an error and closes the socket: it turns readable)."""
+    if conn.closed or conn.broken or conn.info.transaction_status != TransactionStatus.IDLE:
+        return False
+    try:
+        readable, _, _ = select.select([conn.fileno()], [], [], 0)
+    except (OSError, ValueError):
+        return False
+    return not readable
 
 
 class PgConnections:
@@ -57,10 +145,9 @@ class PgConnections:
             conn.execute("INSERT ...")
     """
 
-    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 10, timeout_s: float = 30.0) -> None:
+    def __init__(self, url: str, *, max_size: int = 10, timeout_s: float = 30.0) -> None:
         self.url = url
         self.shown = redact_url(url)
-        self.min_size = min_size
         self.max_size = max_size
         self.timeout_s = timeout_s
         self.pool: ConnectionPool | None = None
@@ -75,17 +162,13 @@ class PgConnections:
                                "server runs and accepts this user", path=self.shown) from exc
 
     def open(self, configure: Callable[[psycopg.Connection[Any]], None]) -> None:
-        self.pool = ConnectionPool(self.url, min_size=self.min_size, max_size=self.max_size,
-                                   kwargs={"autocommit": True}, configure=configure, open=False,
-                                   timeout=self.timeout_s, check=ConnectionPool.check_connection,
-                                   name="agentbase")
-        self.pool.open(wait=False)
+        self.pool = ConnectionPool(self.url, max_size=self.max_size, timeout_s=self.timeout_s, shown=self.shown,
+                                   configure=configure)
 
     def close(self) -> None:
         pool, self.pool = self.pool, None
         if pool is not None:
-            with contextlib.suppress(Exception):
-                pool.close(timeout=5)
+            pool.close()
         self._local = threading.local()
 
     # -- transactions ----------------------------------------------------------------------------
@@ -101,24 +184,14 @@ class PgConnections:
 
     @contextlib.contextmanager
     def _borrow(self) -> Iterator[psycopg.Connection[Any]]:
-        if self.pool is None:
+        pool = self.pool
+        if pool is None:
             raise StorageError(f"The store on {self.shown} is closed", path=self.shown)
-        try:
-            cm = self.pool.connection(timeout=self.timeout_s)
-            conn = cm.__enter__()
-        except PoolTimeout as exc:
-            raise StorageError(f"No connection to {self.shown} within {self.timeout_s:.0f} s: the server is down "
-                               f"or all {self.max_size} pooled connections are busy", path=self.shown) from exc
-        except PoolClosed as exc:
-            raise StorageError(f"The store on {self.shown} is closed", path=self.shown) from exc
+        conn = pool.get()
         try:
             yield conn
-        except BaseException as exc:
-            with contextlib.suppress(Exception):
-                cm.__exit__(type(exc), exc, exc.__traceback__)
-            raise
-        else:
-            cm.__exit__(None, None, None)
+        finally:
+            pool.put(conn)
 
     @contextlib.contextmanager
     def write(self) -> Iterator[psycopg.Connection[Any]]:

@@ -42,11 +42,11 @@ class PostgresStore(SessionsMixin, SearchMixin, EntitiesMixin, TracesMixin, Port
         store.get_entry("id", Scope(user_id="alice"))
     """
 
-    def __init__(self, url: str, *, create: bool = True, pool_min: int = 1, pool_max: int = 10,
+    def __init__(self, url: str, *, create: bool = True, pool_max: int = 10,
                  timeout_s: float = 30.0, vector_shortlist_above: int = VECTOR_SHORTLIST_ABOVE) -> None:
         self.url = url
         self.create = create
-        self.conns = PgConnections(url, min_size=pool_min, max_size=pool_max, timeout_s=timeout_s)
+        self.conns = PgConnections(url, max_size=pool_max, timeout_s=timeout_s)
         self.vector_shortlist_above = vector_shortlist_above
         self._cache_lock = threading.RLock()
         self._totals = (-1, 0, 1.0)
