@@ -24,11 +24,21 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
+# the whole suite again with every fixture-provided database on a throwaway PostgreSQL + pgvector
+# (tests/postgres/plugin.py; docs/postgres.md); `make test` already runs the store contract suite and
+# tests/postgres on both backends
+test-postgres: $(STAMP)
+	AGENTBASE_TEST_BACKEND=postgres $(BIN)/python -m pytest -q
+
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks run
 
 bench-scale: $(STAMP)
 	$(BIN)/python -m benchmarks scale --sizes 10000,100000
+
+# the same loads on PostgreSQL + pgvector (a throwaway server, durable settings): results/scale-postgres.json
+bench-scale-postgres: $(STAMP)
+	$(BIN)/python -m benchmarks scale --backend postgres --sizes 10000,100000
 
 # ~25 min on 2 cores, a 3.6 GB scratch file, ~9 GB RAM
 bench-1m: $(STAMP)
@@ -37,4 +47,4 @@ bench-1m: $(STAMP)
 stress: $(STAMP)
 	$(BIN)/python -m benchmarks.stress
 
-.PHONY: install demo test bench bench-scale bench-1m stress
+.PHONY: install demo test test-postgres bench bench-scale bench-scale-postgres bench-1m stress

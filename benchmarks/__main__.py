@@ -26,6 +26,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from . import locomo
 from .common import ROOT, offline_env, run_worker, versions
@@ -196,17 +198,58 @@ def cmd_system(args: argparse.Namespace) -> int:
     return 0
 
 
+def _postgres_server(args: argparse.Namespace) -> Any:
+    """The server the Postgres rows run on: ``--postgres-url`` (an admin URL; one database per size is
+    created on it), else a throwaway PostgreSQL + pgvector with durable settings (tests/postgres/server.py)."""
+    if args.postgres_url:
+        return None
+    from tests.postgres.server import ThrowawayServer
+
+    return ThrowawayServer.start(durable=True)
+
+
+def _size_database(args: argparse.Namespace, server: Any, size: int) -> str:
+    name = f"agentbase_scale_{size}"
+    if server is not None:
+        server.drop_database(name)
+        return str(server.create_database(name))
+    import psycopg
+
+    with psycopg.connect(args.postgres_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    parts = urlsplit(args.postgres_url)
+    return urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, ""))
+
+
 def cmd_scale(args: argparse.Namespace) -> int:
     outdir = Path(args.results_dir)
     (outdir / "results").mkdir(parents=True, exist_ok=True)
-    path = outdir / "results" / "scale.json"
+    postgres = args.backend == "postgres"
+    path = outdir / "results" / ("scale-postgres.json" if postgres else "scale.json")
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",")]
+    server = _postgres_server(args) if postgres else None
+    try:
+        _scale_sizes(args, sizes, path, server)
+    finally:
+        if server is not None:
+            server.stop()
+    from .report import render
+
+    print(f"wrote {render(outdir)}")
+    return 0
+
+
+def _scale_sizes(args: argparse.Namespace, sizes: list[int], path: Path, server: Any) -> None:
+    postgres = args.backend == "postgres"
     with tempfile.TemporaryDirectory(prefix="bench-scale-", dir=args.tmp) as tmp:
         for size in sizes:
-            print(f"== {size:,} memories", flush=True)
+            print(f"== {size:,} memories ({args.backend})", flush=True)
             extra = ["--queries", str(args.queries)] if args.queries else []
             extra += ["--no-progress"] if args.no_progress else []
             extra += ["--tmp", tmp]
+            if postgres:
+                extra += ["--backend", "postgres", "--postgres-url", _size_database(args, server, size)]
             row = run_worker(["scale-one", str(size), *extra], Path(tmp) / f"scale-{size}.json", env=SINGLE_THREAD)
             row["finished"] = _now()
             find = row["search"]["find"]
@@ -218,10 +261,8 @@ def cmd_scale(args: argparse.Namespace) -> int:
             scale["sizes"][str(size)] = row
             scale["versions"] = versions()
             path.write_text(json.dumps(scale, indent=1, default=str))
-    from .report import render
-
-    print(f"wrote {render(outdir)}")
-    return 0
+            if server is not None:
+                server.drop_database(f"agentbase_scale_{size}")
 
 
 def cmd_scale_one(args: argparse.Namespace) -> int:
@@ -230,7 +271,8 @@ def cmd_scale_one(args: argparse.Namespace) -> int:
 
     code = versions()["agentbase commit"]
     with tempfile.TemporaryDirectory(prefix="size-", dir=args.tmp) as tmp:
-        row = run_size(args.size, Path(tmp), n_queries=args.queries, progress=not args.no_progress)
+        row = run_size(args.size, Path(tmp), n_queries=args.queries, progress=not args.no_progress,
+                       backend=args.backend, url=args.postgres_url)
     row["code"] = code
     Path(args.out).write_text(json.dumps(row, default=str))
     return 0
@@ -278,6 +320,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sizes", default="10000,100000")
     p.add_argument("--queries", type=int, help="queries per size (default 200, 50 from 1M)")
     p.add_argument("--tmp", help="directory for the scratch databases (default: the system temp dir)")
+    p.add_argument("--backend", choices=("sqlite", "postgres"), default="sqlite",
+                   help="postgres: the same loads on PostgreSQL + pgvector (results/scale-postgres.json)")
+    p.add_argument("--postgres-url", help="with --backend postgres: a server to use (a database per size is created "
+                                          "and dropped on it); default: a throwaway server started for the run")
     common(p)
     p.set_defaults(func=cmd_scale)
 
@@ -286,6 +332,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--queries", type=int)
     p.add_argument("--tmp")
     p.add_argument("--out", required=True)
+    p.add_argument("--backend", choices=("sqlite", "postgres"), default="sqlite")
+    p.add_argument("--postgres-url", help="the (empty) database to fill, with --backend postgres")
     common(p, results=False)
     p.set_defaults(func=cmd_scale_one)
 

@@ -17,6 +17,11 @@ through the retrieval config:
 
 The row also records the first ``find`` of the reopened file (it builds the in-RAM vector index)
 and the mean milliseconds of each step of ``find``'s trace.
+
+``backend="postgres"`` runs the same loads on a PostgreSQL database (``url``): ``bytes`` is then
+``pg_database_size`` and the row adds ``index_build_s``, the time to rebuild the HNSW and full-text
+indexes over the whole table (``REINDEX``), since pgvector keeps them on disk instead of building a
+vector index in RAM on the first ``find``.
 """
 
 from __future__ import annotations
@@ -39,13 +44,34 @@ def queries_for(size: int, requested: int | None) -> int:
     return 200 if size <= 10_000 else 100 if size <= 100_000 else 30
 
 
+def _pg(url: str, sql: str) -> Any:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        cur = conn.execute(sql)
+        return cur.fetchall() if cur.description else []
+
+
+def _reindex_seconds(url: str) -> dict[str, float]:
+    """Seconds to rebuild each search index over the whole table: the HNSW (vectors) and GIN (full text)."""
+    out = {}
+    for name in ("embeddings_hnsw", "entries_fts"):
+        if _pg(url, f"SELECT 1 FROM pg_class WHERE relname = '{name}'"):
+            t0 = time.perf_counter()
+            _pg(url, f"REINDEX INDEX {name}")
+            out[name] = round(time.perf_counter() - t0, 2)
+    return out
+
+
 def run_size(size: int, workdir: Path, *, n_queries: int | None = None, batch: int = 2000, progress: bool = True,
-             seed: int = SEED) -> dict[str, Any]:
-    """Build a ``size``-memory file and time ingest and search; returns one row of the curve."""
+             seed: int = SEED, backend: str = "sqlite", url: str | None = None) -> dict[str, Any]:
+    """Build a ``size``-memory database and time ingest and search; returns one row of the curve."""
     from agentbase_kernel import Config, Kernel
 
     embedder = ProjectionEmbedder()
-    path = workdir / f"scale-{size}.db"
+    if backend == "postgres" and not url:
+        raise ValueError("backend='postgres' needs the database's url")
+    path: Path | str = url if backend == "postgres" and url else workdir / f"scale-{size}.db"
     config = Config()
     pbar = bar(size, f"ingest {size:,}", progress)
     ingest_s = 0.0
@@ -62,7 +88,13 @@ def run_size(size: int, workdir: Path, *, n_queries: int | None = None, batch: i
             pbar.update(len(chunk))
         pbar.close()
         stored = kernel.count(user_id="u0")
-    size_bytes = tree_bytes(path)
+    index_build: dict[str, float] = {}
+    if isinstance(path, str):
+        _pg(path, "VACUUM ANALYZE")
+        size_bytes = int(_pg(path, "SELECT pg_database_size(current_database())")[0][0])
+        index_build = _reindex_seconds(path)
+    else:
+        size_bytes = tree_bytes(path)
 
     qs = synthetic.queries(queries_for(size, n_queries), seed + 1)
     timings: dict[str, list[float]] = {leg: [] for leg in LEGS}
@@ -92,7 +124,7 @@ def run_size(size: int, workdir: Path, *, n_queries: int | None = None, batch: i
             timings["vector numpy (RAM)"].append((time.perf_counter() - t0) * 1000)
             pbar.update(1)
         pbar.close()
-    return {"size": size, "stored": stored, "ingest_s": round(ingest_s, 2), "ingest_per_s": round(size / ingest_s, 1),
+    row = {"size": size, "stored": stored, "ingest_s": round(ingest_s, 2), "ingest_per_s": round(size / ingest_s, 1),
             "bytes": size_bytes, "bytes_per_memory": round(size_bytes / size, 1), "queries": len(qs),
             "batch": batch, "search": {leg: percentiles(ms) | {"n": len(ms)} for leg, ms in timings.items()},
             "vector_index": {"first_find_ms": round(first_find_ms, 1),
@@ -100,6 +132,10 @@ def run_size(size: int, workdir: Path, *, n_queries: int | None = None, batch: i
             "find_steps_mean_ms": {name: round(sum(ms) / len(ms), 3) for name, ms in steps.items()},
             "peak_rss": peak_rss_bytes(), "engine": f"vectors={info['vector_backend']}, ner={info['ner_stage']}, "
                                                     f"embedder={embedder.name}"}
+    if isinstance(path, str):
+        row |= {"backend": "postgres", "index_build_s": index_build,
+                "server": _pg(path, "SHOW server_version")[0][0]}
+    return row
 
 
 def _parts(items: Any, n: int) -> Any:

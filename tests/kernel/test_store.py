@@ -14,6 +14,7 @@ from agentbase_kernel.store import EntryFilter
 from agentbase_kernel.store.sqlite.migrations import SCHEMA_VERSION
 
 
+@pytest.mark.sqlite_only("about the SQLite file and its WAL / sqlite-vec")
 def test_wal_mode_and_files_on_disk(kernel, db_path):
     kernel.add_memory("hello world", user_id="u")
     assert kernel.info()["journal_mode"] == "wal"
@@ -110,6 +111,7 @@ def test_chinese_find(kernel):
     assert "fts" in hits[0].matched_by
 
 
+@pytest.mark.sqlite_only("about the SQLite file and its WAL / sqlite-vec")
 def test_sqlite_vec_and_numpy_agree(kernel):
     assert kernel._store.vec_enabled, "sqlite-vec should load through sqlean here"
     texts = [f"memory about topic {w} and {v}" for w in ("tea", "coffee", "jazz", "rock", "python")

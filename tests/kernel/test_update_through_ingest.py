@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+import pytest
+
 from agentbase_kernel.store.sqlite.connection import sqlite_module
 
 _DERIVED = "l0_abstract, l1_overview, search_text, search_context, tags, event_dates, date_min, date_max, flags"
@@ -17,6 +19,7 @@ def _row(path, entry_id):
         conn.close()
 
 
+@pytest.mark.sqlite_only("compares the rows as stored in the SQLite file")
 def test_an_updated_turn_is_the_row_a_new_turn_with_that_text_gets(kernel):
     when = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
     old = kernel.add_message("s1", "user", "I went hiking near Denver", name="Caroline", created_at=when)
@@ -38,6 +41,7 @@ def test_an_update_replaces_the_entities_of_the_old_text(kernel):
     assert "ner_alice" not in kernel.get(entry).tags
 
 
+@pytest.mark.sqlite_only("compares the rows as stored in the SQLite file")
 def test_an_update_keeps_the_turns_neighbour_context(kernel):
     msgs = kernel.add_messages("s", [{"role": "user", "content": "What does your tattoo mean?"},
                                      {"role": "assistant", "content": "It stands for freedom."}], user_id="u")

@@ -22,6 +22,9 @@ from agentbase_kernel.store import EntryFilter, SqliteStore
 from agentbase_kernel.store.vectors import VectorIndex, encode, nearest, top_k_cosine
 from agentbase_kernel.text import tokenize
 
+# SqliteStore's own caches; PostgreSQL searches with pgvector's HNSW and a GIN index instead (tests/store)
+pytestmark = pytest.mark.sqlite_only("the SQLite store's in-RAM vector index and FTS cache")
+
 WORDS = "tea coffee jazz rock python rust garden paris tokyo budget dinner trip red blue green gold".split()
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
 

