@@ -194,11 +194,19 @@ class PgConnections:
             pool.put(conn)
 
     @contextlib.contextmanager
-    def write(self) -> Iterator[psycopg.Connection[Any]]:
-        """A write transaction; nested calls become savepoints, so a failing inner block rolls back only itself."""
+    def write(self, *, savepoint: bool = False) -> Iterator[psycopg.Connection[Any]]:
+        """A write transaction, or a part of this thread's open one.
+
+        A part is a savepoint only when asked (``Store.transaction()`` nested in another): each costs
+        two round trips, and a store method inside a transaction either completes or fails the
+        whole transaction anyway (PostgreSQL aborts it on any error), so nothing is half written.
+        """
         conn = self.current
         if conn is not None:
-            with conn.transaction():
+            if savepoint:
+                with conn.transaction():
+                    yield conn
+            else:
                 yield conn
             return
         with self._borrow() as conn:

@@ -15,15 +15,14 @@ class EntitiesMixin(PgCore):
     """``entities``, ``entity_entries`` and ``entity_links``."""
 
     def _entity_ids(self, conn: Any, entities: list[tuple[str, str, str]]) -> list[int]:
-        """Ids of ``(norm, label, text)`` entities, made where missing (racing writers agree on one row)."""
-        ids = []
-        for norm, label, text in entities:
-            row = conn.execute("INSERT INTO entities (norm, label, text) VALUES (%s, %s, %s) "
-                               "ON CONFLICT (norm, label) DO NOTHING RETURNING id", (norm, label, text)).fetchone()
-            if row is None:
-                row = conn.execute("SELECT id FROM entities WHERE norm = %s AND label = %s", (norm, label)).fetchone()
-            ids.append(int(row[0]))
-        return ids
+        """Ids of ``(norm, label, text)`` entities, made where missing (racing writers agree on one
+        row), in two statements whatever their number."""
+        norms, labels, texts = (list(col) for col in zip(*entities))
+        conn.execute("INSERT INTO entities (norm, label, text) SELECT * FROM unnest(%s::text[], %s::text[], %s::text[]) "
+                     "ON CONFLICT (norm, label) DO NOTHING", (norms, labels, texts))
+        found = {(n, lab): int(i) for i, n, lab in conn.execute(
+            "SELECT id, norm, label FROM entities WHERE norm = ANY(%s)", (list(set(norms)),))}
+        return [found[(n, lab)] for n, lab in zip(norms, labels)]
 
     @mapped
     def add_entities(self, entry_id: str, entities: list[tuple[str, str, str]], observed_at: datetime, *,
@@ -39,14 +38,13 @@ class EntitiesMixin(PgCore):
             # a fixed order of inserts, so two writers sharing entities never wait on each other in a cycle
             ids = self._entity_ids(conn, sorted(entities))
             unique = sorted(set(ids))
-            with conn.cursor() as cur:
-                cur.executemany("INSERT INTO entity_entries (entity_id, entry_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
-                                [(eid, entry_id) for eid in unique])
-                at = _aware(observed_at)
-                pairs = [(a, b, entry_id, at) for i, a in enumerate(unique) for b in unique[i + 1 :]]
-                if pairs:
-                    cur.executemany("INSERT INTO entity_links (a, b, entry_id, observed_at) VALUES (%s, %s, %s, %s) "
-                                    "ON CONFLICT DO NOTHING", pairs)
+            conn.execute("INSERT INTO entity_entries (entity_id, entry_id) SELECT unnest(%s::bigint[]), %s "
+                         "ON CONFLICT DO NOTHING", (unique, entry_id))
+            pairs = [(a, b) for i, a in enumerate(unique) for b in unique[i + 1 :]]
+            if pairs:
+                conn.execute("INSERT INTO entity_links (a, b, entry_id, observed_at) "
+                             "SELECT unnest(%s::bigint[]), unnest(%s::bigint[]), %s, %s ON CONFLICT DO NOTHING",
+                             ([a for a, _ in pairs], [b for _, b in pairs], entry_id, _aware(observed_at)))
 
     @mapped
     def entity_graph(self, flt: EntryFilter, entity: str | None = None, limit: int = 200) -> dict[str, Any]:

@@ -66,9 +66,18 @@ class EntriesMixin(PgCore):
         cols = ", ".join(values)
         marks = ", ".join(["%s"] * len(values))
         with self.conns.write() as conn:
-            inserted = conn.execute(
-                f"INSERT INTO entries ({cols}) VALUES ({marks}) ON CONFLICT DO NOTHING RETURNING {ENTRY_COLS}",
-                list(values.values())).fetchone()
+            if history:  # the entry and its ADD event in one round trip
+                inserted = conn.execute(
+                    f"WITH ins AS (INSERT INTO entries ({cols}) VALUES ({marks}) ON CONFLICT DO NOTHING "
+                    f"RETURNING {ENTRY_COLS}), event AS (INSERT INTO entry_history (id, entry_id, event, old_value, "
+                    "new_value, created_at, actor, role) SELECT %s, id, 'ADD', NULL, %s, %s, %s, %s FROM ins) "
+                    "SELECT * FROM ins",
+                    [*values.values(), str(uuid.uuid4()), values["l2_full"], now, row.get("actor"),
+                     row.get("role")]).fetchone()
+            else:
+                inserted = conn.execute(
+                    f"INSERT INTO entries ({cols}) VALUES ({marks}) ON CONFLICT DO NOTHING RETURNING {ENTRY_COLS}",
+                    list(values.values())).fetchone()
             if inserted is None:
                 existing = conn.execute(
                     f"SELECT {ENTRY_COLS} FROM entries WHERE scope_key = %s AND dedup_key = %s "
@@ -76,8 +85,6 @@ class EntriesMixin(PgCore):
                 if existing is None:  # the id itself collided
                     raise InvalidArgument(f"An entry with id {values['id']!r} already exists")
                 return self._entry(existing), False
-            if history:
-                self._history(conn, entry_id, "ADD", None, row["l2_full"], row.get("actor"), row.get("role"), now)
             return self._entry(inserted), True
 
     @mapped

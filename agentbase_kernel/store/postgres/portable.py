@@ -289,7 +289,7 @@ class PortableMixin(PgCore):
         row = conn.execute("INSERT INTO embeddings (content_hash, vector) VALUES (%s, %s) ON CONFLICT DO NOTHING "
                            "RETURNING content_hash", (rec["content_hash"], np.asarray(vector, dtype=np.float32))).fetchone()
         if row is not None:
-            self._ensure_index(conn, int(vector.size))  # type: ignore[attr-defined]
+            self._ensure_index(conn, int(vector.size), 1)  # type: ignore[attr-defined]
         return "inserted" if row else "skipped"
 
     def _entry_or_none(self, conn: Any, entry_id: str | None) -> str | None:

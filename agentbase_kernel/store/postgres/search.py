@@ -50,6 +50,8 @@ class SearchMixin(PgCore):
     _cache_lock: threading.RLock
     _totals: tuple[int, int, float]  # (changes seq, entries, average length)
     _index_dim: int | None
+    _unindexed_writes: int
+    _next_index_check: int
 
     @property
     def vector_backend(self) -> str:
@@ -85,27 +87,38 @@ class SearchMixin(PgCore):
             with conn.cursor() as cur:
                 cur.executemany("INSERT INTO embeddings (content_hash, vector) VALUES (%s, %s) ON CONFLICT DO NOTHING",
                                 rows)
-            self._ensure_index(conn, len(rows[0][1]))
+            self._ensure_index(conn, len(rows[0][1]), len(rows))
 
-    def _ensure_index(self, conn: Any, dim: int) -> None:
-        """The HNSW (cosine) index over vectors of ``dim`` dimensions, made on the first write of one."""
-        if self._index_dim == dim:
+    def _ensure_index(self, conn: Any, dim: int, added: int) -> None:
+        """The HNSW (cosine) index, made once the table holds more vectors than a scope searched
+        exactly: below that every search is exact, and writes skip the index's upkeep (most of
+        a write's cost). Checked on this process's first write and every 1,000 vectors after."""
+        if self._index_dim is not None or self.vector_shortlist_above <= 0:
             return
+        self._unindexed_writes += added
+        if self._unindexed_writes < self._next_index_check:
+            return
+        self._next_index_check = self._unindexed_writes + 1000
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_INDEX_LOCK,))
         row = conn.execute("SELECT value FROM meta WHERE key = 'hnsw_dim'").fetchone()
-        if row is None:
+        if row is not None:
+            self._index_dim = int(row[0])
+            return
+        count = conn.execute("SELECT count(*) FROM (SELECT 1 FROM embeddings LIMIT %s) x",
+                             (self.vector_shortlist_above + 1,)).fetchone()[0]
+        if count > self.vector_shortlist_above:
             conn.execute(f"CREATE INDEX IF NOT EXISTS embeddings_hnsw ON embeddings "
                          f"USING hnsw ((vector::vector({int(dim)})) vector_cosine_ops)")
             conn.execute("INSERT INTO meta (key, value) VALUES ('hnsw_dim', %s)", (str(int(dim)),))
             self._index_dim = dim
-        else:
-            self._index_dim = int(row[0])
 
-    def _stored_dim(self, conn: Any) -> int | None:
-        if self._index_dim is None:
-            row = conn.execute("SELECT value FROM meta WHERE key = 'hnsw_dim'").fetchone()
-            self._index_dim = int(row[0]) if row else None
-        return self._index_dim
+    def _dims(self, conn: Any) -> tuple[int | None, int | None]:
+        """The stored vectors' dimension (as ``check_embedder`` recorded it) and the HNSW index's, if made."""
+        rows = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('embedding_dim', 'hnsw_dim')").fetchall())
+        if self._index_dim is None and "hnsw_dim" in rows:
+            self._index_dim = int(rows["hnsw_dim"])
+        dim = rows.get("hnsw_dim") or rows.get("embedding_dim")
+        return (int(dim) if dim and int(dim) > 0 else None), self._index_dim
 
     @mapped
     def vector_search(self, query: np.ndarray, flt: EntryFilter, k: int) -> list[tuple[int, float]]:
@@ -119,15 +132,15 @@ class SearchMixin(PgCore):
         q = np.asarray(query, dtype=np.float32).ravel()
         where, args = self.where_sql(flt)
         with self.conns.read() as conn:
-            dim = self._stored_dim(conn)
+            dim, indexed = self._dims(conn)
             if dim is not None and q.size != dim:
                 raise InvalidArgument(f"The query vector has {q.size} dims, this store's vectors have {dim}")
             rows: list[Any] = []
-            if dim is not None and self.vector_shortlist_above > 0:
+            if indexed is not None and self.vector_shortlist_above > 0:
                 big = conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM entries e WHERE {where} LIMIT %s) x",
                                    [*args, self.vector_shortlist_above + 1]).fetchone()[0]
                 if big > self.vector_shortlist_above:
-                    rows = self._hnsw_search(conn, q, dim, where, args, k)
+                    rows = self._hnsw_search(conn, q, indexed, where, args, k)
             if len(rows) < k:
                 rows = conn.execute(
                     f"SELECT e.rid, v.vector <=> %s AS d FROM entries e JOIN embeddings v ON v.content_hash = e.content_hash "

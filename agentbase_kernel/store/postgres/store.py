@@ -43,14 +43,20 @@ class PostgresStore(SessionsMixin, SearchMixin, EntitiesMixin, TracesMixin, Port
     """
 
     def __init__(self, url: str, *, create: bool = True, pool_max: int = 10,
-                 timeout_s: float = 30.0, vector_shortlist_above: int = VECTOR_SHORTLIST_ABOVE) -> None:
+                 timeout_s: float = 30.0, vector_shortlist_above: int = VECTOR_SHORTLIST_ABOVE,
+                 synchronous: str = "NORMAL") -> None:
         self.url = url
+        # SQLite's synchronous=NORMAL in WAL mode may lose the last commits on power loss, never
+        # consistency: PostgreSQL's synchronous_commit=off is the same promise (FULL keeps it on)
+        self.synchronous_commit = "on" if synchronous.upper() in ("FULL", "EXTRA") else "off"
         self.create = create
         self.conns = PgConnections(url, max_size=pool_max, timeout_s=timeout_s)
         self.vector_shortlist_above = vector_shortlist_above
         self._cache_lock = threading.RLock()
         self._totals = (-1, 0, 1.0)
         self._index_dim: int | None = None
+        self._unindexed_writes = 0
+        self._next_index_check = 0
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def open(self) -> None:
@@ -63,9 +69,9 @@ class PostgresStore(SessionsMixin, SearchMixin, EntitiesMixin, TracesMixin, Port
             conn.close()
         self.conns.open(configure=self._configure)
 
-    @staticmethod
-    def _configure(conn: psycopg.Connection[Any]) -> None:
-        conn.execute("SET timezone TO 'UTC'")
+    def _configure(self, conn: psycopg.Connection[Any]) -> None:
+        conn.execute("SELECT set_config('timezone', 'UTC', false), set_config('synchronous_commit', %s, false)",
+                     (self.synchronous_commit,))
         register_vector(conn)
 
     def _migrate(self, conn: psycopg.Connection[Any]) -> None:
@@ -125,7 +131,7 @@ class PostgresStore(SessionsMixin, SearchMixin, EntitiesMixin, TracesMixin, Port
         """
         outermost = self.conns.current is None
         try:
-            with self.conns.write() as conn:
+            with self.conns.write(savepoint=True) as conn:
                 if outermost:
                     conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
                 yield
