@@ -173,6 +173,34 @@ def scale_section(scale: dict[str, Any]) -> list[str]:
     return out
 
 
+def postgres_section(pg: dict[str, Any], sqlite: dict[str, Any] | None) -> list[str]:
+    """The Postgres rows of the curve beside SQLite's at the same sizes (docs/postgres.md reads them)."""
+    legs = ("find", "find, fts only", "find, vectors only")
+    out = ["## Scaling on PostgreSQL + pgvector (synthetic memories)", "",
+           "The same memories, batches and queries as the curve above, on PostgreSQL "
+           "(`python -m benchmarks scale --backend postgres --sizes ...`: a throwaway PostgreSQL 18 + pgvector 0.8 "
+           "server with its default durable settings, on the same machine). Size is `pg_database_size` "
+           "(7.8 MB of it is an empty database's catalogue); index build is `REINDEX` of the HNSW (vectors) and GIN "
+           "(full text) indexes over the whole table. SQLite rows are from `results/scale.json` at the same size "
+           "(their run time in the last column).", "",
+           "| memories | backend | ingest /s | MB | bytes / memory | " + " | ".join(f"{leg} p50 / p95 ms" for leg in legs)
+           + " | index build s | measured |", "|---:|---|---:|---:|---:|" + "---:|" * len(legs) + "---:|---|"]
+    for r in sorted(pg["sizes"].values(), key=lambda r: r["size"]):
+        twin = (sqlite or {}).get("sizes", {}).get(str(r["size"]))
+        for backend, row in (("PostgreSQL", r), ("SQLite", twin)):
+            if row is None:
+                continue
+            build = row.get("index_build_s")
+            built = (", ".join(f"{k.split('_')[-1]} {v:.1f}" for k, v in build.items()) if build
+                     else f"{row['vector_index']['first_find_ms'] / 1000:.1f} (RAM index, first find)")
+            out.append(f"| {row['size']:,} | {backend} | {row['ingest_per_s']:,.0f} | {_mb(row['bytes'])} | "
+                       f"{row['bytes_per_memory']:,.0f} | " + " | ".join(
+                           f"{row['search'][leg]['p50_ms']:.1f} / {row['search'][leg]['p95_ms']:.1f}"
+                           if leg in row["search"] else "–" for leg in legs)
+                       + f" | {built} | {row.get('finished', '?')} |")
+    return out + [""]
+
+
 def targets_section(run: dict[str, Any] | None, scale: dict[str, Any] | None) -> list[str]:
     out = ["## Targets (issue 14)", "", "| target | dev set | measured | met? |", "|---|---|---|---|"]
     for name, entry in (_sets(run) if run else {}).items():
@@ -311,6 +339,9 @@ def render(outdir: Path) -> Path:
         lines += ["![Quality](quality.png)", "", "![Speed](speed.png)", ""]
     if scale and scale["sizes"]:
         lines += scale_section(scale)
+    pg_scale = _load(outdir / "results" / "scale-postgres.json")
+    if pg_scale and pg_scale["sizes"]:
+        lines += postgres_section(pg_scale, scale)
     versions = (run or scale or {}).get("versions", {})
     if versions:
         lines += ["## Versions", "", "| package | version |", "|---|---|"]
