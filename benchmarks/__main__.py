@@ -247,6 +247,7 @@ def cmd_store_scale(args: argparse.Namespace) -> int:
         for size in sizes:  # the MiniLM vectors are cached in tmp: a larger size embeds only its new items
             print(f"== LangGraph store, {size:,} items", flush=True)
             extra = ["--queries", str(args.queries), "--tmp", tmp] + (["--no-progress"] if args.no_progress else [])
+            extra += ["--embed-at-most", str(args.embed_at_most)] if args.embed_at_most else []
             row = run_worker(["store-scale-one", str(size), *extra], Path(tmp) / f"store-{size}.json",
                              env=SINGLE_THREAD)
             row["finished"] = _now()
@@ -271,7 +272,7 @@ def cmd_store_scale_one(args: argparse.Namespace) -> int:
     code = versions()["agentbase commit"]
     with tempfile.TemporaryDirectory(prefix="store-", dir=args.tmp) as tmp:
         row = run_size(args.size, Path(tmp), Path(args.tmp or tmp), n_queries=args.queries,
-                       progress=not args.no_progress)
+                       embed_at_most=args.embed_at_most, progress=not args.no_progress)
     row["code"] = code
     Path(args.out).write_text(json.dumps(row, default=str))
     return 0
@@ -334,6 +335,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sizes", default="10000,100000")
     p.add_argument("--queries", type=int, default=100, help="timed searches per store and size (default 100)")
     p.add_argument("--tmp", help="directory for the scratch databases and the vector cache (default: system temp)")
+    p.add_argument("--embed-at-most", type=int,
+                   help="embed only the first N texts; later items reuse vector i mod N (latency only)")
     common(p)
     p.set_defaults(func=cmd_store_scale)
 
@@ -341,6 +344,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("size", type=int)
     p.add_argument("--queries", type=int, default=100)
     p.add_argument("--tmp")
+    p.add_argument("--embed-at-most", type=int)
     p.add_argument("--out", required=True)
     common(p, results=False)
     p.set_defaults(func=cmd_store_scale_one)
