@@ -244,9 +244,13 @@ def cmd_store_scale(args: argparse.Namespace) -> int:
     path = outdir / "results" / "store_scale.json"
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",")]
     with tempfile.TemporaryDirectory(prefix="bench-store-scale-", dir=args.tmp) as tmp:
-        for size in sizes:  # the MiniLM vectors are cached in tmp: a larger size embeds only its new items
+        # the MiniLM vectors are cached (in --tmp itself when given, so a later run reuses them): a larger
+        # size embeds only its new items
+        cache = args.tmp or tmp
+        for size in sizes:
             print(f"== LangGraph store, {size:,} items", flush=True)
-            extra = ["--queries", str(args.queries), "--tmp", tmp] + (["--no-progress"] if args.no_progress else [])
+            extra = ["--queries", str(args.queries), "--tmp", tmp, "--cache", cache]
+            extra += ["--no-progress"] if args.no_progress else []
             extra += ["--embed-at-most", str(args.embed_at_most)] if args.embed_at_most else []
             row = run_worker(["store-scale-one", str(size), *extra], Path(tmp) / f"store-{size}.json",
                              env=SINGLE_THREAD)
@@ -271,7 +275,7 @@ def cmd_store_scale_one(args: argparse.Namespace) -> int:
 
     code = versions()["agentbase commit"]
     with tempfile.TemporaryDirectory(prefix="store-", dir=args.tmp) as tmp:
-        row = run_size(args.size, Path(tmp), Path(args.tmp or tmp), n_queries=args.queries,
+        row = run_size(args.size, Path(tmp), Path(args.cache or tmp), n_queries=args.queries,
                        embed_at_most=args.embed_at_most, progress=not args.no_progress)
     row["code"] = code
     Path(args.out).write_text(json.dumps(row, default=str))
@@ -334,7 +338,8 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("store-scale", help="LangGraph store search: AgentBaseStore vs InMemoryStore, same MiniLM")
     p.add_argument("--sizes", default="10000,100000")
     p.add_argument("--queries", type=int, default=100, help="timed searches per store and size (default 100)")
-    p.add_argument("--tmp", help="directory for the scratch databases and the vector cache (default: system temp)")
+    p.add_argument("--tmp", help="directory for the scratch databases; the MiniLM vector cache stays there for "
+                                 "later runs (default: a system temp dir, removed after the run)")
     p.add_argument("--embed-at-most", type=int,
                    help="embed only the first N texts; later items reuse vector i mod N (latency only)")
     common(p)
@@ -345,6 +350,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--queries", type=int, default=100)
     p.add_argument("--tmp")
     p.add_argument("--embed-at-most", type=int)
+    p.add_argument("--cache", help="directory of the MiniLM vector cache")
     p.add_argument("--out", required=True)
     common(p, results=False)
     p.set_defaults(func=cmd_store_scale_one)
