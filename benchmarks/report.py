@@ -182,8 +182,8 @@ def store_scale_section(doc: dict[str, Any]) -> list[str]:
            "~12 words each), not dev-set turns: embedding 100k real turns with MiniLM on 2 shared cores takes hours, "
            "so the stored texts are short and batch-embedded once (cached between sizes), and each store is handed "
            "those vectors; the queries (synthetic questions in the same vocabulary) are embedded live by the same "
-           "model in both, so every timed search includes one query embedding. `InMemoryStore` is loaded with "
-           "`batch([PutOp, ...])`; `AgentBaseStore` with the records its own `put` writes, through the kernel's bulk "
+           "model in both, so every timed search includes one query embedding. `InMemoryStore` is loaded with one "
+           "`put` per item; `AgentBaseStore` with the records its own `put` writes, through the kernel's bulk "
            "`add_memories` (a 100k `put` loop would outlast the measurement; `put` latency per turn is in the "
            "dev-set tables). Command: `python -m benchmarks store-scale --sizes 10000,100000`.", "",
            "| items | queries | InMemoryStore search p50 / p95 ms | AgentBaseStore search p50 / p95 ms "

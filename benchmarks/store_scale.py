@@ -13,7 +13,7 @@ process (``python -m benchmarks store-scale --sizes 10000,100000``).
   ``InMemoryStore`` through its ``embed`` function, ``AgentBaseStore`` through an ``Embedder`` that
   looks stored texts up. Queries (synthetic questions in the same vocabulary) are embedded live by the
   same model in both stores, so each timed search includes one query embedding.
-* Loading: ``InMemoryStore`` gets ``batch([PutOp, ...])`` in chunks. ``AgentBaseStore`` gets the
+* Loading: ``InMemoryStore`` gets one ``put`` per item. ``AgentBaseStore`` gets the
   records its own ``put`` writes (its record builder, the same actor, scope and ``dedup=False``; the
   items name no speaker, so no stream) through the kernel's bulk ``add_memories``: a 100k ``put``
   loop pays one lookup and one transaction per item and would outlast the measurement (``put``
@@ -50,14 +50,12 @@ def _vectors(texts: list[str], embedder: Any, cache: Path, progress: bool) -> np
     have = np.load(cache) if cache.exists() else np.zeros((0, embedder.dim), dtype=np.float32)
     if len(have) < len(texts):
         pbar = bar(len(texts) - len(have), "embed", progress)
-        parts = [have]
         for i in range(len(have), len(texts), CHUNK):
             part = texts[i : i + CHUNK]
-            parts.append(np.asarray(embedder.embed_many(part, batch_size=64), dtype=np.float32))
+            have = np.vstack([have, np.asarray(embedder.embed_many(part, batch_size=64), dtype=np.float32)])
+            np.save(cache, have)  # after every chunk: a run that dies keeps what it embedded
             pbar.update(len(part))
         pbar.close()
-        have = np.vstack(parts)
-        np.save(cache, have)
     return have[: len(texts)]
 
 
@@ -93,8 +91,10 @@ def _in_memory(texts: list[str], embed: Any, dim: int, questions: list[str]) -> 
 
     memory = InMemoryStore(index={"dims": dim, "fields": ["text"], "embed": embed})
     t0 = time.perf_counter()
-    for i in range(0, len(texts), CHUNK):
-        memory.batch([PutOp(NAMESPACE, f"k{j}", {"text": texts[j]}) for j in range(i, min(i + CHUNK, len(texts)))])
+    # one put per item: a batch holding two equal texts makes langgraph 1.x raise ("Number of embeddings
+    # (999) does not match number of indices (1000)"), and the synthetic corpus repeats some texts
+    for j, text in enumerate(texts):
+        memory.put(NAMESPACE, f"k{j}", {"text": text})
     load_s = round(time.perf_counter() - t0, 1)
 
     def search(q: str) -> list[Any]:
