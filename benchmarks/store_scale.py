@@ -86,7 +86,6 @@ def _timed(search: Any, queries: Iterable[str]) -> dict[str, float]:
 
 def _in_memory(texts: list[str], embed: Any, dim: int, questions: list[str]) -> dict[str, Any]:
     """Load LangGraph's ``InMemoryStore`` and time its searches (the store is dropped on return)."""
-    from langgraph.store.base import PutOp
     from langgraph.store.memory import InMemoryStore
 
     memory = InMemoryStore(index={"dims": dim, "fields": ["text"], "embed": embed})
