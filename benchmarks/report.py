@@ -203,6 +203,12 @@ def store_scale_section(doc: dict[str, Any]) -> list[str]:
             "costs does not depend on which vector an item holds: `InMemoryStore` scores every item of the "
             "namespace, and the kernel's vector index ranks a matrix of the same size; the FTS leg sees every "
             "item's own text. Rankings are not scored in this table."]
+    regex = [r for r in rows if r["AgentBaseStore"].get("load_ner", "").startswith("regex")]
+    if regex:
+        out += ["", "NER while loading: at " + ", ".join(f"{r['size']:,}" for r in regex) + " items `AgentBaseStore` "
+                "was loaded with the regex NER stage (`--load-ner regex`, spaCy on 100k texts here would take most "
+                "of an hour) and then reopened with the default (spaCy) for the searches: every timed query runs "
+                "what a user's does; only the entity tags of the stored items differ."]
     out += ["", "Engines: " + rows[-1]["engine"] + ". agentbase code per size: "
             + "; ".join(f"{r['size']:,}: {r.get('code', '?')} ({r.get('finished', '?')} UTC)" for r in rows) + ".", ""]
     return out
