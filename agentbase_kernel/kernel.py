@@ -697,17 +697,18 @@ class Kernel:
 
     # -- lifecycle: capacity, archival, consolidation (docs/lifecycle.md) ------------------------
     def _wrote(self, results: builtins.list[AddResult]) -> builtins.list[AddResult]:
-        """After a write: capacity and the consolidation schedule for each scope that gained an entry."""
-        scopes = {r.entry.scope for r in results if r.event == "ADD"}
-        scopes |= {f.entry.scope for r in results for f in r.facts if f.event == "ADD"}
-        self._after_write(scopes)
+        """After a write: capacity and the consolidation schedule for each scope written to (a NOOP
+        may have brought an archived entry back). What the write stored is archived last."""
+        entries = [r.entry for r in results] + [f.entry for r in results for f in r.facts]
+        self._after_write({e.scope for e in entries}, protect={e.id for e in entries})
         return results
 
-    def _after_write(self, scopes: set[Scope]) -> None:
+    def _after_write(self, scopes: set[Scope], protect: set[str] | frozenset[str] = frozenset()) -> None:
         store = self._ready()
         lifecycle = self.config.lifecycle
         for scope in scopes:
-            enforce(store, scope, default=lifecycle.max_items_per_scope, half_life_days=lifecycle.half_life_days)
+            enforce(store, scope, default=lifecycle.max_items_per_scope, half_life_days=lifecycle.half_life_days,
+                    protect=protect)
         assert self._schedule is not None
         self._schedule.wrote(scopes)
 

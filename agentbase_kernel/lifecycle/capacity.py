@@ -29,8 +29,8 @@ def effective_capacity(store: Store, scope: Scope, default: int) -> int:
 
 def enforce(store: Store, scope: Scope, *, default: int, half_life_days: float,
             protect: Collection[str] = (), actor: str | None = None) -> list[str]:
-    """Archive what exceeds the scope's capacity; returns the archived ids. ``protect`` ids (an
-    entry just restored) are never chosen."""
+    """Archive what exceeds the scope's capacity; returns the archived ids. ``protect`` ids (what
+    the write just stored, an entry just restored) go last: only when the others do not suffice."""
     cap = effective_capacity(store, scope, default)
     if cap <= 0 or store.scope_size(scope) <= cap:
         return []
@@ -41,6 +41,6 @@ def enforce(store: Store, scope: Scope, *, default: int, half_life_days: float,
         if cap <= 0 or excess <= 0:
             return []
         now = utcnow()
-        ranked = sorted((e for e in entries if e.id not in protect),
-                        key=lambda e: keep_score(e, now, half_life_days))  # stable: oldest first on ties
+        # stable sorts: oldest first among equals
+        ranked = sorted(entries, key=lambda e: (e.id in protect, keep_score(e, now, half_life_days)))
         return store.archive_entries([e.id for e in ranked[:excess]], reason="capacity", actor=actor)

@@ -5,7 +5,8 @@
     (w_sim * relevance + w_rec * 0.5^(age / half_life) + w_imp * importance + w_acc * f(access))
     / (w_sim + w_rec + w_imp + w_acc)
 
-where relevance is the candidate's retrieval score over the best one's. It is off by default
+where relevance is the candidate's retrieval score (before the pipeline caps it at 1) over the
+best one's; candidates keep the pipeline's order where the composite ties. It is off by default
 (``lifecycle.rank_composite``): the ablation in docs/lifecycle.md did not find it positive on both
 dev sets. ``keep_score`` (importance + recency + access) is what capacity archives by.
 """
@@ -46,22 +47,23 @@ def keep_score(entry: Entry, reference: datetime, half_life_days: float) -> floa
 
 
 class CompositeRank:
-    """The retrieval hook: re-scores and re-sorts the candidates (objects with ``entry``, ``final``, ``rid``)."""
+    """The retrieval hook: re-scores (``final``) and re-sorts the candidates (objects with ``entry``
+    and ``final``), given each one's retrieval score in the pipeline's order."""
 
     def __init__(self, store: Store, config: LifecycleConfig) -> None:
         self.store = store
         self.weights = (config.rank_w_sim, config.rank_w_rec, config.rank_w_imp, config.rank_w_acc)
         self.half_life_days = config.half_life_days
 
-    def __call__(self, ordered: Sequence[Any], reference: datetime) -> list[Any]:
+    def __call__(self, ordered: Sequence[Any], reference: datetime, relevance: Sequence[float]) -> list[Any]:
         if not ordered:
             return list(ordered)
         w_sim, w_rec, w_imp, w_acc = self.weights
-        best = max(c.final for c in ordered) or 1.0
+        best = max(relevance) or 1.0
         access = self.store.access_stats(c.entry.id for c in ordered) if w_acc else {}
         total = sum(self.weights)
-        for c in ordered:
-            score = w_sim * c.final / best
+        for c, rel in zip(ordered, relevance):
+            score = w_sim * rel / best
             if w_rec:
                 score += w_rec * recency(c.entry, reference, self.half_life_days)
             if w_imp:
@@ -69,4 +71,5 @@ class CompositeRank:
             if w_acc:
                 score += w_acc * access_factor(access.get(c.entry.id, (0, None))[0])
             c.final = score / total
-        return sorted(ordered, key=lambda c: (-c.final, c.rid))
+        position = {id(c): i for i, c in enumerate(ordered)}
+        return sorted(ordered, key=lambda c: (-c.final, position[id(c)]))
