@@ -29,6 +29,7 @@ from .errors import (
     StorageError,
 )
 from .kernel import AgentBase, Kernel
+from .lifecycle import AuditEvent, Prefetch
 from .records import (
     AddResult,
     ContextType,
@@ -55,6 +56,7 @@ __all__ = [
     "AddResult",
     "AgentBase",
     "AgentBaseError",
+    "AuditEvent",
     "ClosedError",
     "Config",
     "ContextType",
@@ -76,6 +78,7 @@ __all__ = [
     "MissingDependency",
     "NotFoundError",
     "OpenAICompatibleEmbedder",
+    "Prefetch",
     "Provenance",
     "SchemaTooNew",
     "Scope",
