@@ -299,3 +299,19 @@ def test_bad_embedder_config_is_refused(key, value, message) -> None:
     with pytest.raises(ValueError) as excinfo:
         Config().with_(embedder={key: value})
     assert str(excinfo.value) == message
+
+
+def test_an_import_lands_while_the_embedder_is_down_and_is_backfilled(tmp_path, server) -> None:
+    export = tmp_path / "export.jsonl"
+    with Kernel(tmp_path / "src.db", embedder=None, ner="regex") as source:
+        source.add_memory("imported note about sailing boats", user_id="u")
+        source.export(export)
+    server.mode = "error"
+    with _kernel(tmp_path / "m.db", server, failures=1, cooldown=0.2) as k:
+        report = k.import_(export)
+        assert (report["by_type"]["entry"]["inserted"], report["reembedded"]) == (1, 0)
+        assert k.find("sailing", user_id="u").degrade_reason is not None
+        assert k.info()["vector_backlog"] == 1
+        server.mode = "ok"
+        _until(lambda: k.info()["vector_backlog"] == 0, "the imported text's vector")
+        assert "vector" in k.find("sailing boats", user_id="u")[0].matched_by
