@@ -351,7 +351,8 @@ class Ingestor:
         # An item's own "defer_embedding" (True/False) overrides the config for it.
         defer = [self.embedder is not None and bool(self.defer_embedding if item.get("defer_embedding") is None
                                                      else item["defer_embedding"]) for item in items]
-        if not self._embed_or_defer([p for p, d in zip(pairs, defer) if not d] + fact_pairs):
+        embedded = self._embed_or_defer([p for p, d in zip(pairs, defer) if not d] + fact_pairs)
+        if not embedded:
             defer = [True] * len(items)  # fail open: stored now, vectors backfilled in the background
         deferred = any(defer)
         results: list[AddResult] = []
@@ -384,7 +385,10 @@ class Ingestor:
                 if progress is not None:
                     progress(n + 1, len(items))
         if deferred:
-            self._queue([r.entry.id for r, d in zip(results, defer) if d])
+            queued = [r.entry.id for r, d in zip(results, defer) if d]
+            if not embedded:  # the facts lack their vectors too
+                queued += [fact.entry.id for r in results for fact in r.facts]
+            self._queue(queued)
         return results
 
     def build_row(self, item: dict[str, Any], analysis: Analysis) -> EntryRow:

@@ -315,3 +315,15 @@ def test_an_import_lands_while_the_embedder_is_down_and_is_backfilled(tmp_path, 
         server.mode = "ok"
         _until(lambda: k.info()["vector_backlog"] == 0, "the imported text's vector")
         assert "vector" in k.find("sailing boats", user_id="u")[0].matched_by
+
+
+def test_facts_of_a_write_made_while_down_are_backfilled_too(tmp_path, server) -> None:
+    with _kernel(tmp_path / "m.db", server, failures=5, cooldown=0.2) as k:
+        k.add_memory("a first note", user_id="u", defer_embedding=True)  # the background embedder is running
+        assert k.wait_embedded(timeout=30)
+        server.mode = "error"
+        result = k.add_memory("I live in Lisbon and I work as a nurse", user_id="u", infer=True)
+        assert result.facts, "the rule-based extractor should find a fact here"
+        server.mode = "ok"  # the breaker never opened: the worker's first request succeeds
+        _until(lambda: k.info()["vector_backlog"] == 0, "the entry's and its facts' vectors")
+        assert k.verify()["texts_without_vector"] == 0
