@@ -284,8 +284,11 @@ def cmd_store_scale_one(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .report import render
+    from .report import readme_table, render
 
+    if args.readme_table:
+        print(readme_table(Path(args.results_dir)))
+        return 0
     print(f"wrote {render(Path(args.results_dir))}")
     return 0
 
@@ -364,6 +367,7 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=cmd_merge)
 
     p = sub.add_parser("report", help="re-render RESULTS.md and the charts from results/*.json")
+    p.add_argument("--readme-table", action="store_true", help="print the README's results table instead")
     common(p)
     p.set_defaults(func=cmd_report)
 
