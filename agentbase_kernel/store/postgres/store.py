@@ -18,6 +18,7 @@ from ...errors import EmbeddingMismatch, SchemaTooNew, StorageError
 from ..base import NO_EMBEDDER
 from .connection import PgConnections
 from .core import mapped, storage_error
+from .archive import ArchiveMixin
 from .entities import EntitiesMixin
 from .lifecycle import LifecycleMixin
 from .migrations import ADVISORY_LOCK_KEY, MIGRATIONS, SCHEMA_VERSION, WRITE_LOCK_KEY
@@ -32,7 +33,8 @@ __all__ = ["PostgresStore"]
 VECTOR_SHORTLIST_ABOVE = 50_000
 
 
-class PostgresStore(SessionsMixin, SearchMixin, EntitiesMixin, TracesMixin, PortableMixin, LifecycleMixin):
+class PostgresStore(SessionsMixin, SearchMixin, EntitiesMixin, TracesMixin, PortableMixin, LifecycleMixin,
+                    ArchiveMixin):
     """All persistence in one PostgreSQL database (pgvector installed on the server).
 
     Usage::
