@@ -56,6 +56,7 @@ class PostgresStore(SessionsMixin, SearchMixin, EntitiesMixin, TracesMixin, Port
         self.vector_shortlist_above = vector_shortlist_above
         self._cache_lock = threading.RLock()
         self._totals = (-1, 0, 1.0)
+        self._counts: dict[Any, tuple[int, int]] = {}
         self._index_dim: int | None = None
         self._unindexed_writes = 0
         self._next_index_check = 0
