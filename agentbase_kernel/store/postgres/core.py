@@ -29,7 +29,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 ENTRY_COLS = (
     "rid, id, context_type, category, l0_abstract, l1_overview, l2_full, tags, user_id, agent_id, "
     "project_id, session_id, role, actor, confidence, content_hash, metadata, event_dates, flags, "
-    "created_at, updated_at, valid_from, invalid_at, expires_at, superseded_by"
+    "created_at, updated_at, valid_from, invalid_at, expires_at, superseded_by, importance, archived_at"
 )
 
 # a whole transaction that failed on a lost connection, a deadlock or a serialization conflict is
@@ -154,6 +154,8 @@ class PgCore:
         if not flt.include_expired:
             clauses.append(f"({a}.expires_at IS NULL OR {a}.expires_at > %s)")
             args.append(now)
+        if flt.archived is not None:
+            clauses.append(f"{a}.archived_at IS {'NOT ' if flt.archived else ''}NULL")
         if flt.since is not None:
             clauses.append(f"{a}.created_at >= %s")
             args.append(_aware(flt.since))
@@ -173,7 +175,7 @@ class PgCore:
     def _entry(self, row: Any) -> Entry:
         (rid, id_, ctype, category, l0, l1, l2, tags, user_id, agent_id, project_id, session_id, role,
          actor, confidence, chash, metadata, event_dates, flags, created, updated, valid_from,
-         invalid_at, expires_at, superseded_by) = row
+         invalid_at, expires_at, superseded_by, importance, archived_at) = row
         return Entry(
             id=id_, l2_full=text_out(l2), l0_abstract=text_out(l0), l1_overview=text_out(l1), context_type=ContextType(ctype),
             category=category, tags=tags,
@@ -182,6 +184,7 @@ class PgCore:
             metadata=metadata, created_at=created, updated_at=updated,
             valid_from=valid_from, invalid_at=invalid_at, expires_at=expires_at, event_dates=event_dates,
             flags=flags, superseded_by=superseded_by,
+            importance=0.5 if importance is None else importance, archived_at=archived_at,
         )
 
     def _history(self, conn: Any, entry_id: str, event: str, old: str | None, new: str | None,

@@ -11,6 +11,7 @@ from ...errors import DuplicateEntry, EntryNotFound, InvalidArgument
 from ...records import Entry, HistoryEvent, Scope
 from ..base import EntryFilter, utcnow
 from ..protocol import EntryRow
+from .archive import set_archived
 from .core import ENTRY_COLS, PgCore, _aware, jsonb, mapped, scope_key, text_in, text_out
 
 __all__ = ["EntriesMixin"]
@@ -56,7 +57,7 @@ class EntriesMixin(PgCore):
             "event_dates": jsonb(list(row.get("event_dates") or [])),
             "date_min": row.get("date_min"), "date_max": row.get("date_max"),
             "flags": jsonb(list(row.get("flags") or [])),
-            "subject_key": row.get("subject_key"),
+            "subject_key": row.get("subject_key"), "importance": row.get("importance"),
             "search_text": text_in(row["search_text"]), "search_context": text_in(row.get("search_context") or ""),
             "created_at": now, "updated_at": now,
             "valid_from": _when(row.get("valid_from")),
@@ -84,12 +85,17 @@ class EntriesMixin(PgCore):
                     "AND invalid_at IS NULL", (values["scope_key"], values["dedup_key"])).fetchone()
                 if existing is None:  # the id itself collided
                     raise InvalidArgument(f"An entry with id {values['id']!r} already exists")
-                return self._entry(existing), False
+                found = self._entry(existing)
+                if found.archived_at is not None:  # said again: back in search (lifecycle, archive.py)
+                    set_archived(self, conn, [found.id], archived=False, reason="written again",
+                                 actor=row.get("actor"))
+                    found = self.get_entry(found.id)
+                return found, False
             return self._entry(inserted), True
 
     @mapped
     def get_entry(self, entry_id: str, scope: Scope | None = None) -> Entry:
-        flt = EntryFilter(scope=scope or Scope(), include_expired=True, include_invalid=True)
+        flt = EntryFilter(scope=scope or Scope(), include_expired=True, include_invalid=True, archived=None)
         where, args = self.where_sql(flt)
         with self.conns.read() as conn:
             row = conn.execute(f"SELECT {ENTRY_COLS} FROM entries e WHERE e.id = %s AND {where}",

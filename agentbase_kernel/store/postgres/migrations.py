@@ -360,5 +360,108 @@ def m003_lifecycle(conn: Any) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[Any], None]] = [m001_core, m002_entry_changes, m003_lifecycle]
+def m004_importance_archive(conn: Any) -> None:
+    """Importance per entry, archival (capacity, consolidation) and per-scope capacities, as SQLite's
+    m007: ARCHIVE / RESTORE history events, and the UPDATE audit trigger telling archive and restore
+    (with the event's actor and reason) from other updates. Existing entries get their rule-based
+    importance from what is stored."""
+    from ...lifecycle.importance import rule_importance
+
+    conn.execute(
+        """
+        ALTER TABLE entries ADD COLUMN importance double precision;
+        ALTER TABLE entries ADD COLUMN archived_at timestamptz;
+        CREATE INDEX entries_archived ON entries (scope_key, archived_at);
+
+        CREATE TABLE scope_capacity (
+            scope_key text PRIMARY KEY,
+            max_items integer NOT NULL CHECK (max_items >= 0)
+        );
+
+        ALTER TABLE entry_history DROP CONSTRAINT IF EXISTS entry_history_event_check;
+        ALTER TABLE entry_history ADD CONSTRAINT entry_history_event_check
+            CHECK (event IN ('ADD', 'UPDATE', 'DELETE', 'ARCHIVE', 'RESTORE'));
+        """
+    )
+    # before the audit trigger learns the new kinds: the backfill is no one's update
+    conn.execute("ALTER TABLE entries DISABLE TRIGGER audit_entries")
+    rows = conn.execute(
+        "SELECT e.rid, e.category, e.role, e.metadata ->> 'derived', "
+        "(SELECT count(*) FROM entity_entries x WHERE x.entry_id = e.id) FROM entries e").fetchall()
+    if rows:
+        with conn.cursor() as cur:
+            cur.executemany("UPDATE entries SET importance = %s WHERE rid = %s",
+                            [(rule_importance(category=r[1], role=r[2], derived=r[3] == "fact", entities=r[4]), r[0])
+                             for r in rows])
+    conn.execute("ALTER TABLE entries ENABLE TRIGGER audit_entries")
+    conn.execute(
+        """
+        CREATE OR REPLACE FUNCTION agentbase_audit_entries() RETURNS trigger LANGUAGE plpgsql AS $$
+        DECLARE
+            k text;
+            h_actor text;
+            h_reason text;
+        BEGIN
+            IF NOT agentbase_audit_on() THEN
+                RETURN NULL;
+            END IF;
+            IF TG_OP = 'INSERT' THEN
+                INSERT INTO audit_log (at, kind, actor, user_id, agent_id, project_id, session_id, entry_ids, detail)
+                VALUES (clock_timestamp(), 'write', NEW.actor, NEW.user_id, NEW.agent_id, NEW.project_id,
+                        NEW.session_id, jsonb_build_array(NEW.id),
+                        jsonb_build_object('role', NEW.role, 'category', NEW.category));
+            ELSIF TG_OP = 'UPDATE' THEN
+                k := CASE WHEN OLD.archived_at IS NULL AND NEW.archived_at IS NOT NULL THEN 'archive'
+                          WHEN OLD.archived_at IS NOT NULL AND NEW.archived_at IS NULL THEN 'restore'
+                          WHEN OLD.invalid_at IS NULL AND NEW.invalid_at IS NOT NULL THEN 'supersede'
+                          ELSE 'update' END;
+                IF k IN ('archive', 'restore') THEN
+                    -- archive / restore write their history event (actor, and the reason as new_value) first
+                    SELECT actor, new_value INTO h_actor, h_reason FROM entry_history
+                    WHERE entry_id = NEW.id AND event IN ('ARCHIVE', 'RESTORE') ORDER BY seq DESC LIMIT 1;
+                END IF;
+                INSERT INTO audit_log (at, kind, actor, user_id, agent_id, project_id, session_id, entry_ids, detail)
+                VALUES (clock_timestamp(), k, h_actor, NEW.user_id, NEW.agent_id, NEW.project_id, NEW.session_id,
+                        jsonb_build_array(NEW.id),
+                        CASE WHEN k = 'archive' THEN jsonb_build_object('reason', h_reason) ELSE '{}'::jsonb END);
+            ELSE
+                -- deletes write their DELETE history event (with the actor) just before the row goes
+                INSERT INTO audit_log (at, kind, actor, user_id, agent_id, project_id, session_id, entry_ids)
+                VALUES (clock_timestamp(), 'delete',
+                        (SELECT actor FROM entry_history WHERE entry_id = OLD.id AND event = 'DELETE'
+                         ORDER BY seq DESC LIMIT 1),
+                        OLD.user_id, OLD.agent_id, OLD.project_id, OLD.session_id, jsonb_build_array(OLD.id));
+            END IF;
+            RETURN NULL;
+        END $$;
+        """
+    )
+
+
+def m005_term_frequencies(conn: Any) -> None:
+    """Each entry's weighted term frequencies as ``jsonb`` (lexeme -> 1.0 per hit in its own words,
+    0.7 per hit in its context), kept by the full-text trigger: BM25 reads a term's frequency with
+    one lookup instead of unnesting the ``tsvector`` of every matching row (6x faster on a common
+    term)."""
+    conn.execute(
+        """
+        ALTER TABLE entries ADD COLUMN fts_tf jsonb NOT NULL DEFAULT '{}';
+        CREATE OR REPLACE FUNCTION agentbase_entries_fts() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            NEW.fts := setweight(to_tsvector('agentbase_english', agentbase_fold(NEW.search_text)), 'A')
+                    || setweight(to_tsvector('agentbase_english', agentbase_fold(NEW.search_context)), 'B');
+            SELECT coalesce(sum(cardinality(u.positions)), 0),
+                   coalesce(jsonb_object_agg(u.lexeme, (SELECT sum(CASE w WHEN 'A' THEN 1.0 ELSE 0.7 END)
+                                                        FROM unnest(u.weights) w)), '{}'::jsonb)
+            INTO NEW.fts_len, NEW.fts_tf FROM unnest(NEW.fts) u;
+            RETURN NEW;
+        END $$;
+        UPDATE entries SET search_text = search_text;
+        DROP FUNCTION agentbase_tf(tsvector, text[]);
+        """
+    )
+
+
+MIGRATIONS: list[Callable[[Any], None]] = [m001_core, m002_entry_changes, m003_lifecycle, m004_importance_archive,
+                                           m005_term_frequencies]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -49,6 +50,7 @@ class SearchMixin(PgCore):
     vector_shortlist_above: int
     _cache_lock: threading.RLock
     _totals: tuple[int, int, float]  # (changes seq, entries, average length)
+    _counts: dict[Any, tuple[int, int]]
     _index_dim: int | None
     _unindexed_writes: int
     _next_index_check: int
@@ -130,16 +132,15 @@ class SearchMixin(PgCore):
         if k <= 0:
             return []
         q = np.asarray(query, dtype=np.float32).ravel()
-        where, args = self.where_sql(flt)
+        now = utcnow()
+        where, args = self.where_sql(flt, now=now)
         with self.conns.read() as conn:
             dim, indexed = self._dims(conn)
             if dim is not None and q.size != dim:
                 raise InvalidArgument(f"The query vector has {q.size} dims, this store's vectors have {dim}")
             rows: list[Any] = []
             if indexed is not None and self.vector_shortlist_above > 0:
-                big = conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM entries e WHERE {where} LIMIT %s) x",
-                                   [*args, self.vector_shortlist_above + 1]).fetchone()[0]
-                if big > self.vector_shortlist_above:
+                if self._count(conn, where, args, now) > self.vector_shortlist_above:
                     rows = self._hnsw_search(conn, q, indexed, where, args, k)
             if len(rows) < k:
                 rows = conn.execute(
@@ -165,6 +166,23 @@ class SearchMixin(PgCore):
                 "SELECT e.content_hash, min(e.l2_full) FROM entries e LEFT JOIN embeddings v "
                 "ON v.content_hash = e.content_hash WHERE v.content_hash IS NULL GROUP BY e.content_hash")]
 
+    def _count(self, conn: Any, where: str, args: list[Any], now: datetime) -> int:
+        """Entries in a filter, cached per filter until the change log moves (BM25's scope size and
+        the exact-or-HNSW choice; a count a few writes behind changes neither noticeably)."""
+        key = (where, tuple(None if a is now else repr(a) for a in args))
+        seq = self._changes_seq(conn)
+        with self._cache_lock:
+            hit = self._counts.get(key)
+            if hit is not None and hit[0] == seq:
+                return hit[1]
+        n = int(conn.execute(f"SELECT count(*) FROM entries e WHERE {where}", args).fetchone()[0])
+        if not self.conns.in_write:
+            with self._cache_lock:
+                if len(self._counts) > 4096:
+                    self._counts.clear()
+                self._counts[key] = (seq, n)
+        return n
+
     # -- full text ---------------------------------------------------------------------------------
     def _global_totals(self, conn: Any) -> tuple[int, float]:
         """Every entry's count and average length (BM25's avgdl), cached until the change log moves."""
@@ -184,7 +202,8 @@ class SearchMixin(PgCore):
         """``(entry rid, score)`` best first: BM25 with the IDF of the caller's scope (as ``SqliteStore``)."""
         if not terms:
             return []
-        where, args = self.where_sql(flt, now=utcnow())
+        now = utcnow()
+        where, args = self.where_sql(flt, now=now)
         scores: dict[int, float] = {}
         with self.conns.read() as conn:
             parsed = conn.execute(
@@ -195,14 +214,16 @@ class SearchMixin(PgCore):
             if not parsed:
                 return []
             n_entries, avgdl = self._global_totals(conn)
-            n_scope = conn.execute(f"SELECT count(*) FROM entries e WHERE {where}", args).fetchone()[0] or 1
+            n_scope = self._count(conn, where, args, now) or 1
             for query, lexemes in parsed:
+                # a phrase's frequency is its words' mean (FTS5 counts the phrase's hits)
+                tf = "(" + " + ".join(["coalesce((e.fts_tf ->> %s)::float8, 0)"] * len(lexemes)) + f") / {len(lexemes)}"
                 rows = conn.execute(
                     "SELECT rid, part, count(*) OVER () FROM (SELECT e.rid, "
-                    "(tf * %s) / (tf + %s * (1 - %s + %s * e.fts_len / %s)) AS part "
-                    "FROM entries e CROSS JOIN LATERAL agentbase_tf(e.fts, %s::text[]) tf "
+                    "(t.tf * %s) / (t.tf + %s * (1 - %s + %s * e.fts_len / %s)) AS part "
+                    f"FROM entries e CROSS JOIN LATERAL (SELECT {tf} AS tf) t "
                     f"WHERE e.fts @@ %s::tsquery AND {where}) x WHERE part > 0 ORDER BY part DESC, rid LIMIT %s",
-                    [_K1 + 1, _K1, _B, _B, avgdl, lexemes, query, *args, per_term]).fetchall()
+                    [_K1 + 1, _K1, _B, _B, avgdl, *lexemes, query, *args, per_term]).fetchall()
                 if not rows:
                     continue
                 idf_scope = _idf(n_scope, int(rows[0][2]))

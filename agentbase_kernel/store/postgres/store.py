@@ -18,6 +18,7 @@ from ...errors import EmbeddingMismatch, SchemaTooNew, StorageError
 from ..base import NO_EMBEDDER
 from .connection import PgConnections
 from .core import mapped, storage_error
+from .archive import ArchiveMixin
 from .entities import EntitiesMixin
 from .lifecycle import LifecycleMixin
 from .migrations import ADVISORY_LOCK_KEY, MIGRATIONS, SCHEMA_VERSION, WRITE_LOCK_KEY
@@ -32,7 +33,8 @@ __all__ = ["PostgresStore"]
 VECTOR_SHORTLIST_ABOVE = 50_000
 
 
-class PostgresStore(SessionsMixin, SearchMixin, EntitiesMixin, TracesMixin, PortableMixin, LifecycleMixin):
+class PostgresStore(SessionsMixin, SearchMixin, EntitiesMixin, TracesMixin, PortableMixin, LifecycleMixin,
+                    ArchiveMixin):
     """All persistence in one PostgreSQL database (pgvector installed on the server).
 
     Usage::
@@ -54,6 +56,7 @@ class PostgresStore(SessionsMixin, SearchMixin, EntitiesMixin, TracesMixin, Port
         self.vector_shortlist_above = vector_shortlist_above
         self._cache_lock = threading.RLock()
         self._totals = (-1, 0, 1.0)
+        self._counts: dict[Any, tuple[int, int]] = {}
         self._index_dim: int | None = None
         self._unindexed_writes = 0
         self._next_index_check = 0
