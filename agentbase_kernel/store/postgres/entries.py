@@ -174,10 +174,13 @@ class EntriesMixin(PgCore):
     def _delete_rows(self, conn: Any, entries: list[Entry], actor: str | None) -> None:
         if not entries:
             return
-        now = utcnow()
-        for entry in entries:
-            self._history(conn, entry.id, "DELETE", entry.l2_full, None, actor, entry.role, now)
-        conn.execute("DELETE FROM entries WHERE id = ANY(%s)", ([e.id for e in entries],))
+        ids = [e.id for e in entries]
+        # the DELETE events first (the audit trigger reads their actor), all in one statement
+        conn.execute("INSERT INTO entry_history (id, entry_id, event, old_value, new_value, created_at, actor, role) "
+                     "SELECT gen_random_uuid()::text, x.id, 'DELETE', x.text, NULL, %s, %s, x.role "
+                     "FROM unnest(%s::text[], %s::text[], %s::text[]) WITH ORDINALITY AS x(id, text, role, n) ORDER BY x.n",
+                     (utcnow(), actor, ids, [text_in(e.l2_full) for e in entries], [e.role for e in entries]))
+        conn.execute("DELETE FROM entries WHERE id = ANY(%s)", (ids,))
 
     @mapped
     def delete_entries(self, flt: EntryFilter, *, actor: str | None = None) -> int:
