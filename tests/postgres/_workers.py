@@ -7,34 +7,37 @@ from __future__ import annotations
 
 import time
 import traceback
+from pathlib import Path
 from typing import Any
 
 
-def write_through_faults(url: str, worker: int, seconds: float) -> dict[str, Any]:
-    """Add memories for ``seconds`` while the parent drops connections or restarts the server.
+def write_through_faults(url: str, worker: int, flags: str) -> dict[str, Any]:
+    """Add memories until the parent creates ``flags/stop``, while it drops connections or restarts the server.
 
     Returns the texts whose ``add_memory`` returned (they must be stored, whole), the texts whose call
-    raised, and the type of every exception: only our own errors may appear.
+    raised, the type of every exception (only our own errors may appear), and how many writes succeeded
+    after the parent created ``flags/calm`` (the faults are over: the writer must have recovered).
     """
     from agentbase_kernel import AgentBase, AgentBaseError
     from tests.conftest import HashEmbedder
 
+    folder = Path(flags)
     acked: list[str] = []
     failed: list[str] = []
     raised: list[str] = []
     late_ok = 0
+    deadline = time.monotonic() + 600  # never hang the suite if the parent dies
     db = AgentBase(url, embedder=HashEmbedder(), ner="regex")
-    start = time.monotonic()
     try:
         i = 0
-        while time.monotonic() - start < seconds:
+        while not (folder / "stop").exists() and time.monotonic() < deadline:
             text = f"worker {worker} fact {i} about the harbour crane w{worker}n{i}"
             i += 1
+            calm = (folder / "calm").exists()
             try:
                 db.sync.add_memory(text, user_id=f"u{worker}", tags=["fault"])
                 acked.append(text)
-                if time.monotonic() - start > seconds * 0.8:
-                    late_ok += 1
+                late_ok += calm
             except AgentBaseError as exc:
                 failed.append(text)
                 raised.append(type(exc).__name__)

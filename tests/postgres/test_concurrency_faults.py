@@ -12,6 +12,7 @@ import multiprocessing
 import os
 import time
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,6 +35,16 @@ def _rows(url: str, sql: str) -> list[tuple[Any, ...]]:
 
     with psycopg.connect(url) as conn:
         return conn.execute(sql).fetchall()
+
+
+def _count(url: str, sql: str) -> int:
+    """A count, or 0 while the writers have not created the tables yet."""
+    import psycopg
+
+    try:
+        return int(_rows(url, sql)[0][0])
+    except psycopg.errors.UndefinedTable:
+        return 0
 
 
 def half_written(url: str) -> list[str]:
@@ -75,13 +86,26 @@ def test_writers_through_every_adapter_and_readers_on_one_database(postgres_url)
     assert report["ok"], report
 
 
-def _under_faults(url: str, disturb: Any, seconds: float = 8.0, writers: int = 2) -> tuple[list[dict[str, Any]], int]:
-    """Run ``writers`` processes for ``seconds`` while ``disturb()`` is called; returns their reports and the count."""
+def _under_faults(url: str, disturb: Any, flags: Path, writers: int = 2) -> tuple[list[dict[str, Any]], int]:
+    """Run ``writers`` processes; once each has written, call ``disturb()``, let them write in calm for a
+    while, then stop them. Returns their reports and what ``disturb`` returned."""
     ctx = multiprocessing.get_context("spawn")
+    dbname = url.rsplit("/", 1)[1]
     with ctx.Pool(writers) as pool:
-        jobs = [pool.apply_async(_workers.write_through_faults, (url, i, seconds)) for i in range(writers)]
-        time.sleep(2.0)  # the children import the frameworks and open their pools first
-        disturbed = disturb()
+        jobs = [pool.apply_async(_workers.write_through_faults, (url, i, str(flags))) for i in range(writers)]
+        deadline = time.monotonic() + 300  # the children import the frameworks first: slow on a loaded machine
+        while _count(url, "SELECT count(DISTINCT user_id) FROM entries") < writers:
+            assert time.monotonic() < deadline, "the writers never started"
+            assert not any(job.ready() for job in jobs), [job.get() for job in jobs if job.ready()]
+            time.sleep(0.2)
+        disturbed = disturb(dbname)
+        (flags / "calm").touch()
+        calm_deadline = time.monotonic() + 120
+        while time.monotonic() < calm_deadline and _count(
+                url, "SELECT count(*) FROM entries WHERE created_at > now() - interval '2 seconds'") < 2 * writers:
+            time.sleep(0.5)
+        time.sleep(1.0)
+        (flags / "stop").touch()
         return [job.get(timeout=600) for job in jobs], disturbed
 
 
@@ -99,10 +123,8 @@ def _check_outcomes(url: str, reports: list[dict[str, Any]]) -> None:
     assert half_written(url) == []  # and nothing is there in part
 
 
-def test_a_connection_dropped_mid_write_is_retried_or_fails_with_our_error(postgres_server, postgres_url):
-    dbname = postgres_url.rsplit("/", 1)[1]
-
-    def drop_connections() -> int:
+def test_a_connection_dropped_mid_write_is_retried_or_fails_with_our_error(postgres_server, postgres_url, tmp_path):
+    def drop_connections(dbname: str) -> int:
         ended = 0
         deadline = time.monotonic() + 5.0
         while time.monotonic() < deadline:
@@ -110,19 +132,19 @@ def test_a_connection_dropped_mid_write_is_retried_or_fails_with_our_error(postg
             time.sleep(0.1)
         return ended
 
-    reports, ended = _under_faults(postgres_url, drop_connections)
+    reports, ended = _under_faults(postgres_url, drop_connections, tmp_path)
     assert ended > 0, "no backend was terminated: the test did not exercise the fault"
     _check_outcomes(postgres_url, reports)
     assert all(rep["late_ok"] > 0 for rep in reports), "a writer did not recover after its connections were dropped"
 
 
-def test_the_server_restarting_under_load(postgres_server, postgres_url):
-    def restart_twice() -> int:
+def test_the_server_restarting_under_load(postgres_server, postgres_url, tmp_path):
+    def restart_twice(dbname: str) -> int:
         for _ in range(2):
             postgres_server.restart()
             time.sleep(1.5)
         return 2
 
-    reports, _ = _under_faults(postgres_url, restart_twice)
+    reports, _ = _under_faults(postgres_url, restart_twice, tmp_path)
     _check_outcomes(postgres_url, reports)
     assert all(rep["late_ok"] > 0 for rep in reports), "a writer did not recover after the restart"
