@@ -103,6 +103,33 @@ def test_a_failed_trial_opens_the_breaker_for_a_new_cooldown() -> None:
     assert breaker.snapshot().opened_count == 2
 
 
+def test_an_interrupted_trial_frees_the_half_open_slot() -> None:
+    import httpx
+
+    class Interrupt(BaseException):
+        pass
+
+    calls: list[int] = []
+
+    def transport(request: httpx.Request) -> httpx.Response:
+        calls.append(1)
+        if len(calls) == 1:
+            raise Interrupt  # Ctrl-C in the middle of the trial request
+        return httpx.Response(200, json=[[1.0, 0.0, 0.0]])
+
+    clock = _Clock()
+    breaker = CircuitBreaker(failure_threshold=1, cooldown_seconds=5, clock=clock)
+    embedder = TEIEmbedder("http://tei.local", breaker=breaker,
+                           http_client=httpx.Client(transport=httpx.MockTransport(transport)))
+    breaker.record_failure("down")
+    clock.now += 5
+    with pytest.raises(Interrupt):
+        embedder.embed("hello")
+    assert (breaker.state, breaker.snapshot().consecutive_failures) == ("half_open", 1)  # no verdict
+    assert embedder.embed("hello").shape == (3,)  # the slot was freed: the next call is the trial
+    assert (breaker.state, len(calls)) == ("closed", 2)
+
+
 @pytest.mark.parametrize(("kwargs", "message"), [
     pytest.param({"failure_threshold": 0}, "failure_threshold must be an int >= 1, got 0", id="zero-failures"),
     pytest.param({"cooldown_seconds": -1}, "cooldown_seconds must be a number >= 0, got -1", id="negative-cooldown"),
