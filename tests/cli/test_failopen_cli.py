@@ -22,6 +22,10 @@ def test_add_and_find_while_the_remote_embedder_is_down(ok, agentbase, monkeypat
         assert report["ok"] is True
         assert report["vector_backlog"] == 1
         assert report["embedder_breaker"]["failure_threshold"] == 1  # a new process: its own breaker
+        failed = agentbase("rebuild")  # explicit vector work does report the outage
+        assert failed.exit_code == 3
+        assert failed.stderr.startswith("Error: hash-64 at ")
+        assert "Start the embedding server (or check its URL), then run the command again" in failed.stderr
         requests_while_down = server.total()
         server.mode = "ok"
         ok("rebuild")  # or any later open: the backlog gets its vector
