@@ -14,7 +14,7 @@ import os
 import threading
 import uuid
 from collections.abc import Callable, Coroutine, Iterable, Sequence
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
@@ -24,9 +24,15 @@ from .errors import ClosedError, InvalidArgument, ScopeError
 from .ingest.pipeline import Ingestor, validate_text
 from .lifecycle import AuditEvent, Prefetch, Reinforcer
 from .lifecycle.audit import check_kinds
-from .records import AddResult, ContextType, Entry, FindResult, HistoryEvent, Message, Session
+from .lifecycle.capacity import effective_capacity, enforce
+from .lifecycle.consolidate import Consolidation
+from .lifecycle.importance import check_importance
+from .lifecycle.rank import CompositeRank
+from .lifecycle.schedule import ConsolidationSchedule
+from .records import AddResult, ContextType, Entry, FindResult, HistoryEvent, Message, Scope, Session
 from .retrieve.pipeline import MAX_TOP_K, Decomposer, Reranker, Retriever
 from .store import NO_EMBEDDER, EntryFilter, MessageRow, Store, open_store
+from .store.base import utcnow
 from .telemetry import traced
 
 __all__ = ["AgentBase", "Kernel"]
@@ -69,6 +75,7 @@ class Kernel:
         self._ingestor: Ingestor | None = None
         self._retriever: Retriever | None = None
         self._reinforcer: Reinforcer | None = None
+        self._schedule: ConsolidationSchedule | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------
     def initialize(self) -> Kernel:
@@ -114,6 +121,9 @@ class Kernel:
                     store.close()
                     raise
                 self._reinforcer = Reinforcer(store, interval=lifecycle.reinforce_flush_seconds)
+                if lifecycle.rank_composite:
+                    self._retriever.rank_term = CompositeRank(store, lifecycle)
+                self._schedule = ConsolidationSchedule(lifecycle.consolidate_every_writes, self._consolidate_now)
                 self._store = store
                 # texts a killed process stored without their (deferred) vectors: embedded in the background
                 self._ingestor.resume()
@@ -137,6 +147,8 @@ class Kernel:
         With deferred embedding, waits for the background embedder first (``wait_embedded=False``
         stops it at once; what it did not reach is embedded by the next deferred write or ``rebuild``).
         """
+        if self._schedule is not None:
+            self._schedule.close()
         if self._reinforcer is not None:
             self._reinforcer.close()
         if self._ingestor is not None:
@@ -191,7 +203,8 @@ class Kernel:
                    created_at: datetime | None = None, valid_from: datetime | None = None,
                    expires_at: datetime | date | str | None = None, infer: bool = False,
                    entry_id: str | None = None, dedup: bool = True, stream: str | None = None,
-                   defer_embedding: bool | None = None, speaker: str | None = None) -> AddResult:
+                   defer_embedding: bool | None = None, speaker: str | None = None,
+                   importance: float | None = None) -> AddResult:
         """Store one memory verbatim (plus facts when ``infer``). An exact duplicate is a NOOP.
 
         ``dedup=False`` keeps this entry even when the scope already holds the same text (for
@@ -206,6 +219,9 @@ class Kernel:
         once the text is stored and FTS-searchable, and a background thread adds its vector
         (``wait_embedded()``; ``close()`` waits for it).
 
+        ``importance`` in [0, 1] ranks the memory for capacity and consolidation (and the optional
+        composite rank term); ``None`` lets the rule decide (``lifecycle/importance.py``).
+
         Raises:
             InvalidArgument: empty text, bad types, or malformed ids.
         """
@@ -213,8 +229,9 @@ class Kernel:
                                  session_id=session_id, category=category, tags=tags, metadata=metadata, role=role,
                                  actor=actor, context_type=context_type, confidence=confidence, created_at=created_at,
                                  valid_from=valid_from, expires_at=expires_at, infer=infer, entry_id=entry_id,
-                                 dedup=dedup, stream=stream, defer_embedding=defer_embedding, speaker=speaker)
-        return self.ingestor.add_many([item])[0]
+                                 dedup=dedup, stream=stream, defer_embedding=defer_embedding, speaker=speaker,
+                                 importance=importance)
+        return self._wrote(self.ingestor.add_many([item]))[0]
 
     @traced("add_memories")
     def add_memories(self, items: Iterable[dict[str, Any]], *,
@@ -227,7 +244,7 @@ class Kernel:
             if not isinstance(item, dict) or "text" not in item:
                 raise InvalidArgument("each item must be a dict with a 'text' key")
             prepared.append(check.memory_item(item["text"], **{k: v for k, v in item.items() if k != "text"}))
-        return self.ingestor.add_many(prepared, progress=progress)
+        return self._wrote(self.ingestor.add_many(prepared, progress=progress))
 
     def get(self, entry_id: str, *, user_id: str | None = None, agent_id: str | None = None,
             project_id: str | None = None, session_id: str | None = None) -> Entry:
@@ -239,7 +256,7 @@ class Kernel:
                project_id: str | None = None, session_id: str | None = None, text: str | None = None,
                metadata: dict[str, Any] | None = None, tags: Sequence[str] | None = None,
                category: str | None = None, expires_at: Any = _UNSET, confidence: float | None = None,
-               actor: str | None = None) -> Entry:
+               actor: str | None = None, importance: float | None = None) -> Entry:
         """Change an entry in place; a new text goes through ingest (``Ingestor.update``) as on insert."""
         scope = check.scope_of(user_id, agent_id, project_id, session_id)
         store = self._ready()
@@ -260,6 +277,8 @@ class Kernel:
             if not isinstance(confidence, (int, float)) or isinstance(confidence, bool) or not 0 <= confidence <= 1:
                 raise InvalidArgument(f"confidence must be a number in [0, 1], got {confidence!r}")
             changes["confidence"] = float(confidence)
+        if importance is not None:
+            changes["importance"] = check_importance(importance)
         with store.transaction():
             current = store.get_entry(entry_id, scope)
             return self.ingestor.update(current, scope, changes, text=text, tags=new_tags, actor=actor)
@@ -280,7 +299,7 @@ class Kernel:
             raise ScopeError("delete_all needs at least one of user_id, agent_id, project_id, session_id - "
                              "use reset() to wipe the whole database")
         flt = EntryFilter(scope=scope, include_expired=True, include_invalid=True,
-                          metadata=check.metadata_filter(metadata))
+                          metadata=check.metadata_filter(metadata), archived=None)
         return self._ready().delete_entries(flt)
 
     def reset(self) -> None:
@@ -290,32 +309,35 @@ class Kernel:
     def _filter(self, *, user_id: Any = None, agent_id: Any = None, project_id: Any = None, session_id: Any = None,
                 context_type: Any = None, category: Any = None, tags: Any = None, role: Any = None,
                 include_expired: bool = False, include_invalid: bool = False, as_of: Any = None,
-                metadata: Any = None, since: Any = None, until: Any = None) -> EntryFilter:
+                metadata: Any = None, since: Any = None, until: Any = None, archived: Any = False) -> EntryFilter:
         if context_type is not None:
             try:
                 context_type = ContextType(getattr(context_type, "value", context_type)).value
             except ValueError:
                 raise InvalidArgument(f"context_type must be one of memory, resource, skill; got {context_type!r}") from None
+        if archived not in (False, True, None):
+            raise InvalidArgument(f"archived must be False, True or None (both), got {archived!r}")
         return EntryFilter(
             scope=check.scope_of(user_id, agent_id, project_id, session_id), context_type=context_type, category=category,
             tags=tuple(check.tags(tags)) if tags is not None else None, role=role, include_expired=include_expired,
             include_invalid=include_invalid, as_of=check.when(as_of, "as_of"),
             metadata=check.metadata_filter(metadata),
-            since=check.when(since, "since"), until=check.when(until, "until"))
+            since=check.when(since, "since"), until=check.when(until, "until"), archived=archived)
 
     def list(self, *, user_id: str | None = None, agent_id: str | None = None, project_id: str | None = None,
              session_id: str | None = None, context_type: Any = None, category: str | None = None,
              tags: Sequence[str] | None = None, role: str | None = None, include_expired: bool = False,
              include_invalid: bool = False, as_of: datetime | None = None, metadata: dict[str, Any] | None = None,
              since: datetime | None = None, until: datetime | None = None, limit: int | None = 100,
-             offset: int = 0, order: str = "asc") -> builtins.list[Entry]:
-        """Entries in creation order, filtered; ``limit=None`` for all."""
+             offset: int = 0, order: str = "asc", archived: bool | None = False) -> builtins.list[Entry]:
+        """Entries in creation order, filtered; ``limit=None`` for all. ``archived=True`` lists only
+        archived entries (capacity, consolidation), ``None`` both."""
         if order not in ("asc", "desc"):
             raise InvalidArgument(f"order must be 'asc' or 'desc', got {order!r}")
         flt = self._filter(user_id=user_id, agent_id=agent_id, project_id=project_id, session_id=session_id,
                            context_type=context_type, category=category, tags=tags, role=role,
                            include_expired=include_expired, include_invalid=include_invalid, as_of=as_of,
-                           metadata=metadata, since=since, until=until)
+                           metadata=metadata, since=since, until=until, archived=archived)
         return self._with_access(self._ready().list_entries(flt, limit=check.limit(limit),
                                                             offset=check.limit(offset, "offset") or 0, order=order))
 
@@ -477,6 +499,7 @@ class Kernel:
         with store.transaction():
             session, _ = store.ensure_session(sid, scope, None)
             check.require_scope(session, scope)
+            written = Scope(**session.scope.as_dict(), session_id=sid)
             stored: builtins.list[Message] = []
             for i, item in enumerate(items):
                 pos = None if position is None else position + i
@@ -484,6 +507,8 @@ class Kernel:
             turns = [m for m, item in zip(stored, items) if item["ingest"]]
             self.ingestor.add_turns(session, stored, turns, appended=position is None, progress=progress)
             ids = [m.id for m in stored]
+        if turns:
+            self._after_write({written})
         return [store.get_message(sid, mid) for mid in ids]
 
     def list_messages(self, session_id: str, *, status: str | None = None, limit: int | None = None,
@@ -619,7 +644,7 @@ class Kernel:
         from .portable import write_export
 
         flt = EntryFilter(scope=check.scope_of(user_id, agent_id, project_id, session_id), include_expired=True,
-                          include_invalid=True, metadata=check.metadata_filter(metadata))
+                          include_invalid=True, metadata=check.metadata_filter(metadata), archived=None)
         filters = {k: v for k, v in {**flt.scope.as_dict(), "metadata": flt.metadata}.items() if v is not None}
         return write_export(self._ready(), out, flt, embedder=self.embedder, vectors=bool(vectors),
                             traces=bool(traces), filters=filters, progress=progress)
@@ -692,6 +717,124 @@ class Kernel:
         return build_prefetch(self, user_message, scope, token_budget=token_budget, relevant_k=relevant_k,
                               recent_k=recent_k, reinforce=reinforce)
 
+    # -- lifecycle: capacity, archival, consolidation (docs/lifecycle.md) ------------------------
+    def _wrote(self, results: builtins.list[AddResult]) -> builtins.list[AddResult]:
+        """After a write: capacity and the consolidation schedule for each scope written to (a NOOP
+        may have brought an archived entry back). What the write stored is archived last."""
+        entries = [r.entry for r in results] + [f.entry for r in results for f in r.facts]
+        self._after_write({e.scope for e in entries}, protect={e.id for e in entries})
+        return results
+
+    def _after_write(self, scopes: set[Scope], protect: set[str] | frozenset[str] = frozenset()) -> None:
+        store = self._ready()
+        lifecycle = self.config.lifecycle
+        for scope in scopes:
+            enforce(store, scope, default=lifecycle.max_items_per_scope, half_life_days=lifecycle.half_life_days,
+                    protect=protect)
+        assert self._schedule is not None
+        self._schedule.wrote(scopes)
+
+    def archive(self, entry_id: str, *, user_id: str | None = None, agent_id: str | None = None,
+                project_id: str | None = None, session_id: str | None = None, actor: str | None = None) -> Entry:
+        """Take an entry out of search and default reads, keeping it (an ARCHIVE history event and
+        an ``archive`` audit row). ``restore`` brings it back. Archiving an archived entry is a no-op."""
+        scope = check.scope_of(user_id, agent_id, project_id, session_id)
+        store = self._ready()
+        entry = store.get_entry(check.entry_id(entry_id), scope)
+        store.archive_entries([entry.id], reason="manual", actor=actor)
+        return self._with_access([store.get_entry(entry.id)])[0]
+
+    def restore(self, entry_id: str, *, user_id: str | None = None, agent_id: str | None = None,
+                project_id: str | None = None, session_id: str | None = None, actor: str | None = None) -> Entry:
+        """Bring an archived entry back into search (a RESTORE event, a ``restore`` audit row).
+
+        If its scope is at capacity, the scope's lowest-scoring other entry is archived instead.
+        ``EntryNotFound`` when missing or outside the scope; restoring a live entry is a no-op."""
+        scope = check.scope_of(user_id, agent_id, project_id, session_id)
+        store = self._ready()
+        entry = store.get_entry(check.entry_id(entry_id), scope)
+        if store.restore_entries([entry.id], actor=actor):
+            lifecycle = self.config.lifecycle
+            enforce(store, entry.scope, default=lifecycle.max_items_per_scope,
+                    half_life_days=lifecycle.half_life_days, protect={entry.id}, actor=actor)
+        return self._with_access([store.get_entry(entry.id)])[0]
+
+    def set_capacity(self, max_items: int | None, *, user_id: str | None = None, agent_id: str | None = None,
+                     project_id: str | None = None, session_id: str | None = None) -> builtins.list[str]:
+        """Set how many live entries exactly this scope keeps (0: no limit; ``None``: back to
+        ``lifecycle.max_items_per_scope``), stored in the file for every process. Applies at once:
+        returns the ids it archived."""
+        scope = check.scope_of(user_id, agent_id, project_id, session_id)
+        if scope.is_empty:
+            raise ScopeError("set_capacity needs at least one of user_id, agent_id, project_id, session_id - "
+                             "lifecycle.max_items_per_scope is the default for every scope")
+        if max_items is not None:
+            check.count(max_items, "max_items")
+        store = self._ready()
+        store.set_scope_capacity(scope, max_items)
+        lifecycle = self.config.lifecycle
+        return enforce(store, scope, default=lifecycle.max_items_per_scope, half_life_days=lifecycle.half_life_days)
+
+    def capacity(self, *, user_id: str | None = None, agent_id: str | None = None, project_id: str | None = None,
+                 session_id: str | None = None) -> dict[str, int]:
+        """``{"max_items": cap (0: no limit), "live": live entries}`` of exactly this scope."""
+        scope = check.scope_of(user_id, agent_id, project_id, session_id)
+        store = self._ready()
+        return {"max_items": effective_capacity(store, scope, self.config.lifecycle.max_items_per_scope),
+                "live": store.scope_size(scope)}
+
+    def consolidate(self, *, user_id: str | None = None, agent_id: str | None = None, project_id: str | None = None,
+                    session_id: str | None = None, older_than: timedelta | float | datetime | None = None,
+                    max_importance: float | None = None, min_items: int | None = None,
+                    summarizer: Callable[[str], str] | None = None, actor: str | None = None) -> Consolidation:
+        """Fold exactly this scope's older, low-importance memories into one summary entry.
+
+        Sources: live entries created before ``older_than`` (a ``timedelta`` or days before now, or
+        a cutoff ``datetime``; default ``lifecycle.consolidate_older_than_days``) with importance
+        <= ``max_importance`` (default ``lifecycle.consolidate_max_importance``), at least
+        ``min_items`` of them. The summary (category ``consolidation``) links to each source
+        (``consolidates``); the sources are archived. Rule-based unless ``summarizer(text) -> str``
+        is given. Idempotent: a second run finds nothing to fold and returns an empty result.
+        """
+        from .lifecycle.consolidate import consolidate as run
+
+        scope = check.scope_of(user_id, agent_id, project_id, session_id)
+        if scope.is_empty:
+            raise ScopeError("consolidate needs at least one of user_id, agent_id, project_id, session_id")
+        lifecycle = self.config.lifecycle
+        if older_than is None:
+            older_than = lifecycle.consolidate_older_than_days
+        if isinstance(older_than, datetime):
+            cutoff = check.when(older_than, "older_than")
+        elif isinstance(older_than, timedelta):
+            cutoff = utcnow() - older_than
+        elif isinstance(older_than, (int, float)) and not isinstance(older_than, bool) and older_than >= 0:
+            cutoff = utcnow() - timedelta(days=older_than)
+        else:
+            raise InvalidArgument(f"older_than must be a timedelta, days >= 0 or a datetime, got {older_than!r}")
+        max_importance = check_importance(lifecycle.consolidate_max_importance if max_importance is None
+                                          else max_importance)
+        min_items = lifecycle.consolidate_min_items if min_items is None else check.count(min_items, "min_items")
+        if summarizer is not None and not callable(summarizer):
+            raise InvalidArgument(f"summarizer must be callable, got {type(summarizer).__name__}")
+        result = run(self, scope, cutoff=cutoff, max_importance=max_importance or 0.0, min_items=max(2, min_items),
+                     summarizer=summarizer, actor=actor)
+        if result.summary is not None:
+            enforce(self._ready(), scope, default=lifecycle.max_items_per_scope, half_life_days=lifecycle.half_life_days,
+                    protect={result.summary.id})
+        return result
+
+    def _consolidate_now(self, scope: Scope) -> Consolidation:
+        """The background schedule's job: consolidate with the configured settings."""
+        return self.consolidate(**scope.as_dict(), actor="agentbase:schedule")
+
+    def wait_consolidated(self, timeout: float | None = None) -> bool:
+        """Block until the background consolidations queued by ``lifecycle.consolidate_every_writes``
+        have run (``False`` if ``timeout`` ran out first)."""
+        self._ready()
+        assert self._schedule is not None
+        return self._schedule.idle(timeout)
+
 
 def _in_thread(sync: Callable[Concatenate[Kernel, P], R]) -> Callable[Concatenate[AgentBase, P], Coroutine[Any, Any, R]]:
     """The async twin of a ``Kernel`` method: the same call, run in a worker thread."""
@@ -762,6 +905,12 @@ class AgentBase:
     flush_lifecycle = _in_thread(Kernel.flush_lifecycle)
     audit = _in_thread(Kernel.audit)
     prefetch = _in_thread(Kernel.prefetch)
+    archive = _in_thread(Kernel.archive)
+    restore = _in_thread(Kernel.restore)
+    set_capacity = _in_thread(Kernel.set_capacity)
+    capacity = _in_thread(Kernel.capacity)
+    consolidate = _in_thread(Kernel.consolidate)
+    wait_consolidated = _in_thread(Kernel.wait_consolidated)
 
     async def close(self) -> None:
         """Close the file (after the deferred embedder, if any, has caught up). Safe to call twice."""

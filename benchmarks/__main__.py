@@ -252,6 +252,7 @@ def cmd_store_scale(args: argparse.Namespace) -> int:
             extra = ["--queries", str(args.queries), "--tmp", tmp, "--cache", cache]
             extra += ["--no-progress"] if args.no_progress else []
             extra += ["--embed-at-most", str(args.embed_at_most)] if args.embed_at_most else []
+            extra += ["--load-ner", args.load_ner] if args.load_ner else []
             row = run_worker(["store-scale-one", str(size), *extra], Path(tmp) / f"store-{size}.json",
                              env=SINGLE_THREAD)
             row["finished"] = _now()
@@ -276,15 +277,18 @@ def cmd_store_scale_one(args: argparse.Namespace) -> int:
     code = versions()["agentbase commit"]
     with tempfile.TemporaryDirectory(prefix="store-", dir=args.tmp) as tmp:
         row = run_size(args.size, Path(tmp), Path(args.cache or tmp), n_queries=args.queries,
-                       embed_at_most=args.embed_at_most, progress=not args.no_progress)
+                       embed_at_most=args.embed_at_most, load_ner=args.load_ner, progress=not args.no_progress)
     row["code"] = code
     Path(args.out).write_text(json.dumps(row, default=str))
     return 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .report import render
+    from .report import readme_table, render
 
+    if args.readme_table:
+        print(readme_table(Path(args.results_dir)))
+        return 0
     print(f"wrote {render(Path(args.results_dir))}")
     return 0
 
@@ -342,6 +346,7 @@ def main(argv: list[str] | None = None) -> int:
                                  "later runs (default: a system temp dir, removed after the run)")
     p.add_argument("--embed-at-most", type=int,
                    help="embed only the first N texts; later items reuse vector i mod N (latency only)")
+    p.add_argument("--load-ner", help="NER stage while loading AgentBaseStore (e.g. regex); searched with the default")
     common(p)
     p.set_defaults(func=cmd_store_scale)
 
@@ -351,6 +356,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tmp")
     p.add_argument("--embed-at-most", type=int)
     p.add_argument("--cache", help="directory of the MiniLM vector cache")
+    p.add_argument("--load-ner")
     p.add_argument("--out", required=True)
     common(p, results=False)
     p.set_defaults(func=cmd_store_scale_one)
@@ -361,6 +367,7 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=cmd_merge)
 
     p = sub.add_parser("report", help="re-render RESULTS.md and the charts from results/*.json")
+    p.add_argument("--readme-table", action="store_true", help="print the README's results table instead")
     common(p)
     p.set_defaults(func=cmd_report)
 

@@ -203,6 +203,12 @@ def store_scale_section(doc: dict[str, Any]) -> list[str]:
             "costs does not depend on which vector an item holds: `InMemoryStore` scores every item of the "
             "namespace, and the kernel's vector index ranks a matrix of the same size; the FTS leg sees every "
             "item's own text. Rankings are not scored in this table."]
+    regex = [r for r in rows if r["AgentBaseStore"].get("load_ner", "").startswith("regex")]
+    if regex:
+        out += ["", "NER while loading: at " + ", ".join(f"{r['size']:,}" for r in regex) + " items `AgentBaseStore` "
+                "was loaded with the regex NER stage (`--load-ner regex`, spaCy on 100k texts here would take most "
+                "of an hour) and then reopened with the default (spaCy) for the searches: every timed query runs "
+                "what a user's does; only the entity tags of the stored items differ."]
     out += ["", "Engines: " + rows[-1]["engine"] + ". agentbase code per size: "
             + "; ".join(f"{r['size']:,}: {r.get('code', '?')} ({r.get('finished', '?')} UTC)" for r in rows) + ".", ""]
     return out
@@ -350,6 +356,30 @@ def charts(run: dict[str, Any] | None, scale: dict[str, Any] | None, outdir: Pat
         fig.tight_layout()
         fig.savefig(outdir / "scale.png", dpi=110)
         plt.close(fig)
+
+
+def readme_table(outdir: Path) -> str:
+    """The README's results table: hit@1 / hit@10 per dev set and speed, one row per system, from run.json."""
+    run = _load(outdir / "results" / "run.json")
+    if not run:
+        raise SystemExit(f"no run in {outdir / 'results' / 'run.json'}: python -m benchmarks run first")
+    sets = _sets(run)
+    order: dict[str, str] = {}
+    for entry in sets.values():
+        for s in entry["systems"]:
+            order.setdefault(s["system"], s["label"])
+    head = "| same text for every system | " + " | ".join(
+        f"{name} hit@1 / hit@10" + (" (in-sample)" if name in IN_SAMPLE else "") for name in sets) + " | " + " | ".join(
+        f"{name} ingest turns/s, search p50 ms" for name in sets) + " |"
+    lines = [head, "|---|" + "---:|" * (2 * len(sets))]
+    for key, label in order.items():
+        cells, speed = [], []
+        for entry in sets.values():
+            s = next((x for x in entry["systems"] if x["system"] == key), None)
+            cells.append(f"{_scores(s)['hit@1']:.3f} / {_scores(s)['hit@10']:.3f}" if s else "–")
+            speed.append(f"{s['ingest_per_s']:,.1f}, {s['search_p50_ms']:,.0f}" if s else "–")
+        lines.append(f"| {label} | " + " | ".join(cells + speed) + " |")
+    return "\n".join(lines)
 
 
 def render(outdir: Path) -> Path:

@@ -153,6 +153,8 @@ def test_quick_run_on_two_sets_writes_per_kind_rows_and_the_report(tiny, assista
     run["sets"] = {"locomo": run["sets"]["tiny"]}
     (out / "results" / "run.json").write_text(json.dumps(run))
     assert "in-sample" in report.render(out).read_text()
+    table = report.readme_table(out)  # the README's table, from the same run.json
+    assert "| plain FTS5 BM25 | " in table and "locomo hit@1 / hit@10 (in-sample)" in table
 
 
 def test_run_refuses_a_missing_dev_set(tmp_path):
@@ -187,7 +189,7 @@ def test_store_scale_size_and_report(tmp_path):
         assert set(row[name]["search"]) == {"p50_ms", "p95_ms"} and row[name]["load_s"] >= 0
     (tmp_path / "b").mkdir()
     # the 40 cached vectors are reused; items 40-59 hold the vectors of items 0-19
-    bigger = store_size(60, tmp_path / "b", cache, n_queries=2, embed_at_most=40, progress=False)
+    bigger = store_size(60, tmp_path / "b", cache, n_queries=2, embed_at_most=40, load_ner="regex", progress=False)
     assert bigger["size"] == 60 and bigger["embedded"] == 40 and row["embedded"] == 40
     (tmp_path / "results").mkdir()
     doc = {"sizes": {"40": dict(row, finished="now"), "60": dict(bigger, finished="now")}, "versions": {}}
@@ -195,4 +197,4 @@ def test_store_scale_size_and_report(tmp_path):
     text = report.render(tmp_path).read_text()
     assert "LangGraph store search at scale" in text and "| 60 | 2 |" in text
     assert "AgentBaseStore search p50 ≤ InMemoryStore's at 40 items" in text
-    assert "at 60 items only the first 40 texts were embedded" in text
+    assert "at 60 items only the first 40 texts were embedded" in text and "NER while loading: at 60 items" in text

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..config import IngestConfig
 from ..errors import EmbedderUnavailable, InvalidArgument
+from ..lifecycle.importance import rule_importance
 from ..records import AddResult, Entry, Message, Scope, Session
 from ..store.base import NO_EMBEDDER, EntryFilter, utcnow
 from ..store.protocol import EntryRow, Store
@@ -414,6 +415,10 @@ class Ingestor:
             "flags": sorted(set(analysis.flags)), "subject_key": item.get("subject_key"),
             "created_at": created, "valid_from": item.get("valid_from") or created,
             "expires_at": item.get("expires_at"), "dedup": item.get("dedup", True),
+            "importance": item["importance"] if item.get("importance") is not None else rule_importance(
+                category=item.get("category"), role=item.get("role", "user"),
+                derived=(item.get("metadata") or {}).get("derived") == "fact",
+                entities=len({(e.norm, e.label) for e in analysis.entities})),
         }
 
     def _store_one(self, item: dict[str, Any], analysis: Analysis) -> AddResult:

@@ -82,6 +82,7 @@ class Retriever:
         self.embedder = embedder
         self.reranker = reranker
         self.decomposer = decomposer
+        self.rank_term: Callable[[list[Any], datetime, list[float]], list[Any]] | None = None  # lifecycle/rank.py
 
     def find(self, query: str, *, top_k: int, flt: EntryFilter, reference_time: datetime | None = None,
              token_budget: int | None = None, strategy: str = "auto",
@@ -238,6 +239,8 @@ class Retriever:
             for c in ordered:
                 c.final = min(1.0, c.fused * c.boost / best)
         t = timer.step("rerank", t, len(ordered), enabled=cfg.rerank)
+        if self.rank_term is not None:  # importance / decay / access (lifecycle.rank_composite)
+            ordered = self.rank_term(ordered, reference, [c.final if cfg.rerank else c.fused * c.boost for c in ordered])
 
         if "multi_session" in intents:
             ordered = self._spread_sessions(ordered)

@@ -60,3 +60,5 @@ class EntryFilter:
     since: datetime | None = None
     until: datetime | None = None
     date_window: tuple[date, date] | None = None
+    # archived entries (capacity, consolidation): False hides them, True shows only them, None both
+    archived: bool | None = False
