@@ -14,7 +14,7 @@ import os
 import threading
 import uuid
 from collections.abc import Callable, Coroutine, Iterable, Sequence
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
@@ -783,7 +783,7 @@ class Kernel:
         if older_than is None:
             older_than = lifecycle.consolidate_older_than_days
         if isinstance(older_than, datetime):
-            cutoff = check.when(older_than, "older_than")
+            cutoff = older_than if older_than.tzinfo else older_than.replace(tzinfo=timezone.utc)
         elif isinstance(older_than, timedelta):
             cutoff = utcnow() - older_than
         elif isinstance(older_than, (int, float)) and not isinstance(older_than, bool) and older_than >= 0:
@@ -804,7 +804,8 @@ class Kernel:
 
     def _consolidate_now(self, scope: Scope) -> Consolidation:
         """The background schedule's job: consolidate with the configured settings."""
-        return self.consolidate(**scope.as_dict(), actor="agentbase:schedule")
+        return self.consolidate(user_id=scope.user_id, agent_id=scope.agent_id, project_id=scope.project_id,
+                                session_id=scope.session_id, actor="agentbase:schedule")
 
     def wait_consolidated(self, timeout: float | None = None) -> bool:
         """Block until the background consolidations queued by ``lifecycle.consolidate_every_writes``
