@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -173,3 +174,24 @@ def test_cli_consolidate(tmp_path, monkeypatch):
     with Kernel(tmp_path / "agentbase.db", embedder=None, ner="regex") as k:
         assert k.count(user_id="u", archived=True) == 5
         assert k.audit(user_id="u", kinds="archive")[0].actor == "cron"
+
+
+def test_concurrent_runs_make_one_summary(db_path, hash_embedder):
+    with Kernel(db_path, embedder=hash_embedder, ner="regex") as k:
+        ids, _, _ = _fill(k)
+        results = []
+        barrier = threading.Barrier(3)
+
+        def run() -> None:
+            barrier.wait()
+            results.append(k.consolidate(user_id="u", older_than=30, max_importance=0.5))
+
+        threads = [threading.Thread(target=run) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        made = [r for r in results if r]
+        assert len(results) == 3 and len(made) == 1
+        assert sorted(made[0].sources) == sorted(ids)
+        assert k.count(user_id="u", category="consolidation") == 1
