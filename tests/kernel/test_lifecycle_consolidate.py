@@ -195,3 +195,17 @@ def test_concurrent_runs_make_one_summary(db_path, hash_embedder):
         assert len(results) == 3 and len(made) == 1
         assert sorted(made[0].sources) == sorted(ids)
         assert k.count(user_id="u", category="consolidation") == 1
+
+
+async def test_real_models_summary_keeps_the_named_facts(real_db):
+    """With the real spaCy NER and MiniLM: every place and person of the sources is in the summary,
+    the repeated outing once, and the summary is what a search for them finds."""
+    for i, text in enumerate(NOTES):
+        await real_db.add_memory(text, user_id="u", created_at=OLD + timedelta(days=i), importance=0.3)
+    result = await real_db.consolidate(user_id="u", older_than=30)
+    text = result.summary.l2_full
+    for name in ("Priya", "Sintra", "Alvalade", "Rua Augusta"):
+        assert name in text
+    assert text.count("Sintra") == 1
+    hits = await real_db.find("When is the dentist appointment?", user_id="u")
+    assert hits[0].id == result.summary.id
