@@ -121,7 +121,8 @@ class Kernel:
                 self._reinforcer = Reinforcer(store, interval=lifecycle.reinforce_flush_seconds)
                 if lifecycle.rank_composite:
                     self._retriever.rank_term = CompositeRank(store, lifecycle)
-                self._schedule = ConsolidationSchedule(lifecycle.consolidate_every_writes, self._consolidate_now)
+                self._schedule = ConsolidationSchedule(lifecycle.consolidate_every_writes, self._consolidate_now,
+                                                       idle_seconds=lifecycle.consolidate_idle_seconds)
                 self._store = store
                 # texts a killed process stored without their (deferred) vectors: embedded in the background
                 self._ingestor.resume()
@@ -808,8 +809,8 @@ class Kernel:
                                 session_id=scope.session_id, actor="agentbase:schedule")
 
     def wait_consolidated(self, timeout: float | None = None) -> bool:
-        """Block until the background consolidations queued by ``lifecycle.consolidate_every_writes``
-        have run (``False`` if ``timeout`` ran out first)."""
+        """Block until the background consolidations due by ``lifecycle.consolidate_every_writes`` or
+        ``consolidate_idle_seconds`` have run (``False`` if ``timeout`` ran out first)."""
         self._ready()
         assert self._schedule is not None
         return self._schedule.idle(timeout)

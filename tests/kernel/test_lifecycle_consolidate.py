@@ -209,3 +209,18 @@ async def test_real_models_summary_keeps_the_named_facts(real_db):
     assert text.count("Sintra") == 1
     hits = await real_db.find("When is the dentist appointment?", user_id="u")
     assert hits[0].id == result.summary.id
+
+
+def test_scheduled_consolidation_on_idle(db_path, hash_embedder):
+    cfg = Config().with_(lifecycle={"consolidate_idle_seconds": 0.2, "consolidate_max_importance": 0.5})
+    with Kernel(db_path, embedder=hash_embedder, ner="regex", config=cfg) as k:
+        for i, text in enumerate(NOTES):
+            k.add_memory(text, user_id="u", created_at=OLD + timedelta(days=i), importance=0.2)
+        k.add_memory("old note of another user", user_id="v", created_at=OLD, importance=0.2)
+        assert k.wait_consolidated(30)
+        summaries = k.list(user_id="u", category="consolidation")
+        assert len(summaries) == 1 and summaries[0].actor == "agentbase:schedule"
+        assert k.count(user_id="u", archived=True) == len(NOTES)
+        assert k.count(user_id="v", archived=True) == 0  # one memory: too few to fold
+    with pytest.raises(InvalidArgument):
+        Config().with_(lifecycle={"consolidate_idle_seconds": -1.0})
