@@ -15,6 +15,7 @@ from .errors import (
     ClosedError,
     DatabaseLocked,
     DuplicateEntry,
+    EmbedderUnavailable,
     EmbeddingMismatch,
     EntryNotFound,
     IntegrityError,
@@ -28,6 +29,7 @@ from .errors import (
     StorageError,
 )
 from .kernel import AgentBase, Kernel
+from .lifecycle import AuditEvent, Prefetch
 from .records import (
     AddResult,
     ContextType,
@@ -54,12 +56,14 @@ __all__ = [
     "AddResult",
     "AgentBase",
     "AgentBaseError",
+    "AuditEvent",
     "ClosedError",
     "Config",
     "ContextType",
     "DatabaseLocked",
     "DuplicateEntry",
     "Embedder",
+    "EmbedderUnavailable",
     "EmbeddingMismatch",
     "Entry",
     "EntryNotFound",
@@ -74,6 +78,7 @@ __all__ = [
     "MissingDependency",
     "NotFoundError",
     "OpenAICompatibleEmbedder",
+    "Prefetch",
     "Provenance",
     "SchemaTooNew",
     "Scope",

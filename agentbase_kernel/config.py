@@ -14,7 +14,7 @@ from typing import Any
 
 from .errors import InvalidArgument
 
-__all__ = ["Config", "IngestConfig", "LifecycleConfig", "RetrievalConfig", "StorageConfig", "default_path"]
+__all__ = ["Config", "EmbedderConfig", "IngestConfig", "LifecycleConfig", "RetrievalConfig", "StorageConfig", "default_path"]
 
 
 def default_path() -> Path:
@@ -171,8 +171,28 @@ class LifecycleConfig:
             raise InvalidArgument("lifecycle.consolidate_min_items must be >= 2")
 
 
+@dataclass(frozen=True)
+class EmbedderConfig:
+    """A remote embedder's timeout and circuit breaker (docs/lifecycle.md, "Fail-open remote embedders")."""
+
+    # seconds per HTTP request; a slower answer counts as a failure
+    timeout_seconds: float = 10.0
+    # the breaker opens after this many failures in a row: no request goes out while it is open
+    breaker_failures: int = 3
+    # then, after this long, one trial request goes out (half-open); success closes it
+    breaker_cooldown_seconds: float = 30.0
+
+    def __post_init__(self) -> None:
+        if self.timeout_seconds <= 0:
+            raise InvalidArgument("embedder.timeout_seconds must be > 0")
+        if self.breaker_failures < 1:
+            raise InvalidArgument("embedder.breaker_failures must be >= 1")
+        if self.breaker_cooldown_seconds < 0:
+            raise InvalidArgument("embedder.breaker_cooldown_seconds must be >= 0")
+
+
 _SECTIONS = {"storage": StorageConfig, "ingest": IngestConfig, "retrieval": RetrievalConfig,
-             "lifecycle": LifecycleConfig}
+             "lifecycle": LifecycleConfig, "embedder": EmbedderConfig}
 
 
 @dataclass(frozen=True)
@@ -183,6 +203,7 @@ class Config:
     ingest: IngestConfig = field(default_factory=IngestConfig)
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
     lifecycle: LifecycleConfig = field(default_factory=LifecycleConfig)
+    embedder: EmbedderConfig = field(default_factory=EmbedderConfig)
 
     @classmethod
     def load(cls, file: str | os.PathLike[str] | None = None, env: dict[str, str] | None = None) -> Config:

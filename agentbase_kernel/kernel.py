@@ -91,6 +91,7 @@ class Kernel:
         with self._open_lock:
             if self._store is None:
                 from .text.embedders import get_embedder
+                from .text.embedders.remote import prepare_remote
                 from .text.ner import load_ner
 
                 store = open_store(self.path, self.config.storage, create=self._create)
@@ -101,6 +102,7 @@ class Kernel:
                         spec = None  # "auto" opens a file written without an embedder as it was written
                     embedder = get_embedder(spec)
                     if embedder is not None:
+                        prepare_remote(embedder, self.config.embedder, store.meta())  # fail-open HTTP embedders
                         store.check_embedder(embedder.name, embedder.dim)
                 except BaseException:
                     store.close()
@@ -168,12 +170,18 @@ class Kernel:
         self.close()
 
     def info(self) -> dict[str, Any]:
-        """What this kernel runs with: file, schema, vector backend, NER stage, embedder."""
+        """What this kernel runs with: file, schema, vector backend, NER stage, embedder; for a remote
+        embedder its circuit breaker (``embedder_breaker``), and the texts still waiting for a vector
+        (``vector_backlog``)."""
+        from .text.embedders.remote import breaker_state
+
         store = self._ready()
         return {"path": str(self.path), "schema_version": store.schema_version(), "journal_mode": store.journal_mode(),
                 "vector_backend": store.vector_backend,
                 "ner_stage": self.ingestor.ner_stage,
-                "embedder": getattr(self.embedder, "name", None), "dim": getattr(self.embedder, "dim", None)}
+                "embedder": getattr(self.embedder, "name", None), "dim": getattr(self.embedder, "dim", None),
+                "embedder_breaker": breaker_state(self.embedder),
+                "vector_backlog": len(store.hashes_without_vector()) if self.embedder is not None else 0}
 
     def stats(self) -> dict[str, int]:
         """Row counts of the whole file: ``entries`` (expired and superseded too), ``entries_valid``,
@@ -593,13 +601,20 @@ class Kernel:
         writes or on opening a file a killed process left), texts without a vector are its backlog
         and do not count as missing.
         """
+        from .text.embedders.remote import breaker_state
+
         before = self.ingestor.pending
         report = self._ready().verify()
         pending = max(before, self.ingestor.pending)  # the worker may finish a batch during the check
         report["embedding_pending"] = pending
         if self.embedder is None:
             report["texts_without_vector"] = 0
-        report["ok"] = report["ok"] and (report["texts_without_vector"] == 0 or pending > 0)
+        # a remote embedder that is down leaves a backlog by design (fail-open): not a broken file
+        breaker = breaker_state(self.embedder)
+        report["embedder_breaker"] = breaker
+        report["vector_backlog"] = report["texts_without_vector"]
+        waiting = pending > 0 or (breaker is not None and breaker["state"] != "closed")
+        report["ok"] = report["ok"] and (report["texts_without_vector"] == 0 or waiting)
         return report
 
     def rebuild(self) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..config import RetrievalConfig
-from ..errors import InvalidArgument
+from ..errors import EmbedderUnavailable, InvalidArgument
 from ..records import Entry, FindResult, Hit, Scope, Trace, TraceStep
 from ..store.base import EntryFilter, utcnow
 from ..store.protocol import Store
@@ -164,7 +164,11 @@ class Retriever:
         elif self.embedder is None:
             degrade = "no embedder configured: FTS + NER only"
         else:
-            qvec = np.asarray(self.embedder.embed_batch([query])[0], dtype=np.float32)
+            try:
+                qvec = np.asarray(self.embedder.embed_batch([query])[0], dtype=np.float32)
+            except EmbedderUnavailable as exc:  # a remote embedder fails open (docs/lifecycle.md)
+                degrade = f"embedder unavailable: {exc.reason}: FTS + NER only"
+        if qvec is not None:
             if not np.any(qvec):
                 qvec = None
             nearest = self.store.vector_search(qvec, flt, fetch) if qvec is not None else []
