@@ -65,6 +65,10 @@ class RetrievalConfig:
     # in the scope (a question asked in other words than the memories), up to score_vector_max
     unseen_vector_shift: float = 1.0
     score_vector_max: float = 0.8
+    # when the best keyword matches all lack at least missed_words_share of the query's words, the
+    # words they lack count as unseen too (the question names its subject in other words)
+    missed_words: bool = True
+    missed_words_share: float = 0.6
     # the cosine of a turn read together with the turns around it in its session (their vectors'
     # sum: no extra model call) weighs this much against the turn's own cosine
     context_vector_weight: float = 0.5
