@@ -14,7 +14,7 @@ import os
 import threading
 import uuid
 from collections.abc import Callable, Coroutine, Iterable, Sequence
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
@@ -124,7 +124,8 @@ class Kernel:
                 self._reinforcer = Reinforcer(store, interval=lifecycle.reinforce_flush_seconds)
                 if lifecycle.rank_composite:
                     self._retriever.rank_term = CompositeRank(store, lifecycle)
-                self._schedule = ConsolidationSchedule(lifecycle.consolidate_every_writes, self._consolidate_now)
+                self._schedule = ConsolidationSchedule(lifecycle.consolidate_every_writes, self._consolidate_now,
+                                                       idle_seconds=lifecycle.consolidate_idle_seconds)
                 self._store = store
                 # texts a killed process stored without their (deferred) vectors: embedded in the background
                 self._ingestor.resume()
@@ -172,16 +173,23 @@ class Kernel:
     def info(self) -> dict[str, Any]:
         """What this kernel runs with: file, schema, vector backend, NER stage, embedder; for a remote
         embedder its circuit breaker (``embedder_breaker``), and the texts still waiting for a vector
-        (``vector_backlog``)."""
+        (``vector_backlog``, counted while this process has embedding work outstanding)."""
         from .text.embedders.remote import breaker_state
 
         store = self._ready()
+        breaker = breaker_state(self.embedder)
+        ingestor = self.ingestor
+        # counting reads every entry (80 ms at 20k): done only while this process has embedding work
+        # outstanding; verify() always counts
+        outstanding = self.embedder is not None and (
+            ingestor.pending > 0 or ingestor.embed_error is not None or ingestor.unavailable is not None
+            or (breaker is not None and breaker["state"] != "closed"))
+        backlog = len(store.hashes_without_vector()) if outstanding else 0
         return {"path": self.location, "schema_version": store.schema_version(), "journal_mode": store.journal_mode(),
                 "vector_backend": store.vector_backend,
                 "ner_stage": self.ingestor.ner_stage,
                 "embedder": getattr(self.embedder, "name", None), "dim": getattr(self.embedder, "dim", None),
-                "embedder_breaker": breaker_state(self.embedder),
-                "vector_backlog": len(store.hashes_without_vector()) if self.embedder is not None else 0}
+                "embedder_breaker": breaker, "vector_backlog": backlog}
 
     @property
     def location(self) -> str:
@@ -804,7 +812,7 @@ class Kernel:
         if older_than is None:
             older_than = lifecycle.consolidate_older_than_days
         if isinstance(older_than, datetime):
-            cutoff = check.when(older_than, "older_than")
+            cutoff = older_than if older_than.tzinfo else older_than.replace(tzinfo=timezone.utc)
         elif isinstance(older_than, timedelta):
             cutoff = utcnow() - older_than
         elif isinstance(older_than, (int, float)) and not isinstance(older_than, bool) and older_than >= 0:
@@ -825,11 +833,12 @@ class Kernel:
 
     def _consolidate_now(self, scope: Scope) -> Consolidation:
         """The background schedule's job: consolidate with the configured settings."""
-        return self.consolidate(**scope.as_dict(), actor="agentbase:schedule")
+        return self.consolidate(user_id=scope.user_id, agent_id=scope.agent_id, project_id=scope.project_id,
+                                session_id=scope.session_id, actor="agentbase:schedule")
 
     def wait_consolidated(self, timeout: float | None = None) -> bool:
-        """Block until the background consolidations queued by ``lifecycle.consolidate_every_writes``
-        have run (``False`` if ``timeout`` ran out first)."""
+        """Block until the background consolidations due by ``lifecycle.consolidate_every_writes`` or
+        ``consolidate_idle_seconds`` have run (``False`` if ``timeout`` ran out first)."""
         self._ready()
         assert self._schedule is not None
         return self._schedule.idle(timeout)
