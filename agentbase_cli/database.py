@@ -19,8 +19,7 @@ from pathlib import Path
 
 import click
 
-from agentbase_kernel import Kernel
-from agentbase_kernel.store.postgres.url import is_postgres_url, redact_url
+from agentbase_kernel import Kernel, is_postgres_url, redact_url
 
 from .errors import CliError, ExitCode
 

@@ -45,6 +45,7 @@ from .records import (
     Trace,
     TraceStep,
 )
+from .store.postgres.url import is_postgres_url, redact_url
 from .text.embedders import Embedder, OpenAICompatibleEmbedder, get_embedder
 
 try:  # one source of truth: the version in pyproject.toml, as installed
@@ -90,4 +91,6 @@ __all__ = [
     "Trace",
     "TraceStep",
     "get_embedder",
+    "is_postgres_url",
+    "redact_url",
 ]
