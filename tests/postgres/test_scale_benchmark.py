@@ -1,0 +1,32 @@
+"""``python -m benchmarks scale --backend postgres``: one size on a Postgres database, and its rows in RESULTS.md."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchmarks import report
+from benchmarks.scale import LEGS, run_size
+
+pytestmark = pytest.mark.postgres
+
+
+def test_scale_size_on_postgres_and_the_report_beside_sqlite(tmp_path, postgres_url):
+    row = run_size(300, tmp_path, n_queries=4, batch=100, progress=False, backend="postgres", url=postgres_url)
+    assert row["backend"] == "postgres" and row["stored"] == 300 and set(row["search"]) == set(LEGS)
+    assert row["bytes"] > 7_000_000  # pg_database_size: the catalogue of an empty database alone is ~7.8 MB
+    assert "entries_fts" in row["index_build_s"] and "recall_fts" in row["find_steps_mean_ms"]
+    assert not list(tmp_path.glob("*.db"))  # nothing went to a SQLite file
+    sqlite_row = run_size(300, tmp_path, n_queries=4, batch=100, progress=False)
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "scale.json").write_text(json.dumps({"sizes": {"300": dict(sqlite_row, finished="a")}}))
+    (tmp_path / "results" / "scale-postgres.json").write_text(json.dumps({"sizes": {"300": dict(row, finished="b")}}))
+    text = report.render(tmp_path).read_text()
+    section = text.split("## Scaling on PostgreSQL")[1]
+    assert "| 300 | PostgreSQL |" in section and "| 300 | SQLite |" in section and "fts " in section
+
+
+def test_run_size_needs_the_url_for_postgres(tmp_path):
+    with pytest.raises(ValueError, match="needs the database's url"):
+        run_size(10, tmp_path, backend="postgres")
