@@ -7,7 +7,7 @@ import json
 import re
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -96,6 +96,9 @@ def mapped(fn: F) -> F:
     @functools.wraps(fn)
     def wrapper(self: PgCore, *args: Any, **kwargs: Any) -> Any:
         outermost = self.conns.current is None
+        # a one-shot iterator (``zip(...)``, a generator) would be empty on the retry: read it once here
+        args = tuple(list(a) if isinstance(a, Iterator) else a for a in args)
+        kwargs = {k: list(v) if isinstance(v, Iterator) else v for k, v in kwargs.items()}
         attempt = 0
         while True:
             try:
