@@ -14,6 +14,7 @@ from typing import Any
 
 from .errors import InvalidArgument, ScopeError
 from .ingest.pipeline import validate_text
+from .lifecycle.trust import check_trust
 from .records import ContextType, Scope, Session
 from .store.filters import parse_metadata_filter
 
@@ -176,6 +177,7 @@ def memory_item(text: Any, **kw: Any) -> dict[str, Any]:
         # write streams and deferred vectors (ingest/streams.py, Ingestor.add_many)
         "stream": check_id("stream", kw.get("stream")), "speaker": speaker(kw.get("speaker")),
         "defer_embedding": None if kw.get("defer_embedding") is None else bool(kw["defer_embedding"]),
+        "trust": check_trust(kw.get("trust")),  # None: the role's default (lifecycle/trust.py)
     }
 
 

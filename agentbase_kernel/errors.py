@@ -17,6 +17,7 @@ reaches a caller. Each class also subclasses the builtin that callers already ca
     │   ├── EmbeddingMismatch
     │   └── IntegrityError
     ├── ClosedError (RuntimeError)
+    ├── PermissionDenied (PermissionError)
     └── MissingDependency (ImportError)
 """
 
@@ -34,6 +35,7 @@ __all__ = [
     "MessageNotFound",
     "MissingDependency",
     "NotFoundError",
+    "PermissionDenied",
     "SchemaTooNew",
     "ScopeError",
     "SessionNotFound",
@@ -125,6 +127,18 @@ class IntegrityError(StorageError):
 
 class ClosedError(AgentBaseError, RuntimeError):
     """The database has been closed."""
+
+
+class PermissionDenied(AgentBaseError, PermissionError):
+    """A scope policy forbids this agent the read or write it asked for (``Kernel.grant``)."""
+
+    def __init__(self, message: str, *, agent: str | None = None, access: str | None = None,
+                 scope: dict[str, str] | None = None, operation: str | None = None) -> None:
+        super().__init__(message)
+        self.agent = agent
+        self.access = access
+        self.scope = scope or {}
+        self.operation = operation
 
 
 class MissingDependency(AgentBaseError, ImportError):

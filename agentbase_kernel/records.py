@@ -106,6 +106,12 @@ class Entry:
     # reinforcement (issue 22): how often ``find`` returned this entry, and when last
     access_count: int = 0
     last_accessed_at: datetime | None = None
+    # provenance and trust (issue 22, lifecycle/trust.py): how far to believe it, which path and agent wrote it
+    trust: float = 1.0
+    source: str | None = None
+    written_by: str | None = None
+    # ids of the open conflicts this entry is part of (lifecycle/conflicts.py); filled on read
+    conflicts: list[str] = field(default_factory=list)
 
     @property
     def scope_level(self) -> ScopeLevel:
@@ -140,6 +146,7 @@ class AddResult:
     event: str
     facts: list[AddResult] = field(default_factory=list)
     superseded: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)  # conflicts opened instead of superseding
 
     @property
     def id(self) -> str:
@@ -148,7 +155,7 @@ class AddResult:
 
 @dataclass
 class HistoryEvent:
-    """One ADD / UPDATE / DELETE event of an entry."""
+    """One ADD / UPDATE / DELETE event of an entry (``CONFLICT`` / ``RESOLVE`` from conflicts, with ``reason``)."""
 
     id: str
     entry_id: str
@@ -158,6 +165,7 @@ class HistoryEvent:
     created_at: datetime
     actor: str | None = None
     role: str | None = None
+    reason: str | None = None
 
 
 @dataclass

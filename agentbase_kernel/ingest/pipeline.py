@@ -20,6 +20,8 @@ import numpy as np
 
 from ..config import IngestConfig
 from ..errors import InvalidArgument
+from ..lifecycle.conflicts import conflict_reason
+from ..lifecycle.trust import stamp
 from ..records import AddResult, Entry, Message, Scope, Session
 from ..store.base import NO_EMBEDDER, EntryFilter, utcnow
 from ..store.protocol import EntryRow, Store
@@ -334,6 +336,7 @@ class Ingestor:
                         self.store.link_session(item["session_id"], fact.entry.id, "fact")
                     result.facts.append(fact)
                     result.superseded.extend(fact.superseded)
+                    result.conflicts.extend(fact.conflicts)
                 results.append(result)
                 if progress is not None:
                     progress(n + 1, len(items))
@@ -363,7 +366,7 @@ class Ingestor:
             "event_dates": [d.iso() for d in analysis.dates], "date_min": date_min, "date_max": date_max,
             "flags": sorted(set(analysis.flags)), "subject_key": item.get("subject_key"),
             "created_at": created, "valid_from": item.get("valid_from") or created,
-            "expires_at": item.get("expires_at"), "dedup": item.get("dedup", True),
+            "expires_at": item.get("expires_at"), "dedup": item.get("dedup", True), **stamp(item),
         }
 
     def _store_one(self, item: dict[str, Any], analysis: Analysis) -> AddResult:
@@ -387,6 +390,7 @@ class Ingestor:
             "project_id": item.get("project_id"), "session_id": item.get("session_id"),
             "created_at": item.get("created_at"), "metadata": {**(item.get("metadata") or {}), "derived": "fact"},
             "context_type": "memory", "confidence": 0.8, "expires_at": item.get("expires_at"),
+            "trust": item.get("trust"), "source": item.get("source"), "written_by": item.get("written_by"),
         }
 
     def _store_fact(self, row: dict[str, Any], analysis: Analysis) -> AddResult | None:
@@ -399,6 +403,10 @@ class Ingestor:
         if result.event != "ADD" or not row.get("subject_key"):
             return result
         for old in self.store.live_subject_entries(scope, row["subject_key"], result.entry.id):
+            reason = conflict_reason(old, result.entry)  # rules that cannot order them: keep both, flagged
+            if reason is not None:
+                result.conflicts.append(self.store.add_conflict(old, result.entry, reason, row["subject_key"]))
+                continue
             self.store.supersede(old.id, result.entry.id, result.entry.created_at or utcnow())
             result.superseded.append(old.id)
         return result

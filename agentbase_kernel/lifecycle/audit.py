@@ -11,9 +11,9 @@ from ..records import Scope
 
 __all__ = ["AUDIT_KINDS", "AuditEvent", "check_kinds"]
 
-#: what the log records: entry writes (ingest, import), updates, supersessions, deletes, and reads
-#: (``lifecycle.audit_reads``)
-AUDIT_KINDS = ("write", "update", "supersede", "delete", "read")
+#: what the log records: entry writes (ingest, import), updates, supersessions, deletes, reads
+#: (``lifecycle.audit_reads``), permission denials, policy changes and conflict resolutions
+AUDIT_KINDS = ("write", "update", "supersede", "delete", "read", "denied", "policy", "resolve")
 
 
 @dataclass

@@ -60,3 +60,7 @@ class EntryFilter:
     since: datetime | None = None
     until: datetime | None = None
     date_window: tuple[date, date] | None = None
+    # governance (lifecycle/trust.py, lifecycle/permissions.py): entries below this trust, and
+    # entries inside any of these scopes (each set field equal), are left out
+    min_trust: float | None = None
+    exclude_scopes: tuple[Scope, ...] = ()

@@ -15,6 +15,7 @@ from typing import Any
 
 from ...errors import InvalidArgument
 from ...records import Scope
+from ...lifecycle.trust import default_trust
 from ..base import EntryFilter, iso, parse_iso
 from .core import SqliteCore, dumps, loads, mapped, scope_key
 
@@ -28,6 +29,7 @@ ENTRY_FIELDS = (
     "user_id", "agent_id", "project_id", "session_id", "role", "actor", "confidence", "content_hash",
     "metadata", "event_dates", "date_min", "date_max", "flags", "subject_key", "search_text",
     "search_context", "created_at", "updated_at", "valid_from", "invalid_at", "expires_at", "superseded_by",
+    "trust", "source", "written_by",
 )
 JSON_ENTRY_FIELDS = ("tags", "metadata", "event_dates", "flags")
 TIME_FIELDS = ("created_at", "updated_at", "valid_from", "invalid_at", "expires_at", "committed_at", "observed_at")
@@ -237,6 +239,10 @@ class PortableMixin(SqliteCore):
         values["dedup_key"] = (values["content_hash"] if rec.get("dedup", True)
                                else f"{values['content_hash']}:{values['id']}")
         values["search_context"] = values["search_context"] or ""
+        # provenance (lifecycle/trust.py): an export keeps its trust; older ones get their role's
+        if values["trust"] is None:
+            values["trust"] = default_trust(values["role"])
+        values["source"] = values["source"] or "import"
         existing = conn.execute("SELECT updated_at FROM entries WHERE id = ?", (values["id"],)).fetchone()
         if existing is not None:
             if values["updated_at"] <= existing[0]:

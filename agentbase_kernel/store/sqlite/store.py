@@ -20,6 +20,7 @@ from .connection import Connections, is_locked_error, locked_error
 from .core import mapped
 from .entities import EntitiesMixin
 from .fts import FtsMixin
+from .governance import GovernanceMixin
 from .lifecycle import LifecycleMixin
 from .migrations import MIGRATIONS, SCHEMA_VERSION
 from .portable import PortableMixin
@@ -31,7 +32,7 @@ __all__ = ["SqliteStore"]
 
 
 class SqliteStore(SessionsMixin, VectorsMixin, FtsMixin, EntitiesMixin, TracesMixin, PortableMixin,
-                  LifecycleMixin):
+                  LifecycleMixin, GovernanceMixin):
     """All persistence for one database file.
 
     Usage::
