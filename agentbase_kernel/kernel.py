@@ -204,7 +204,7 @@ class Kernel:
 
     @property
     def _gate(self) -> Gate:
-        return Gate(self._ready(), self._agent, audit=self.config.lifecycle.audit)
+        return Gate(self._ready(), self._agent, audit=self.config.lifecycle.audit, queue=self._reinforcer)
 
     def _writing(self) -> Any:
         return writing_as(Writer(self._source, self._agent))
@@ -338,8 +338,10 @@ class Kernel:
             if not isinstance(confidence, (int, float)) or isinstance(confidence, bool) or not 0 <= confidence <= 1:
                 raise InvalidArgument(f"confidence must be a number in [0, 1], got {confidence!r}")
             changes["confidence"] = float(confidence)
+        if self._agent is not None:  # judged before the transaction, so that the denial's audit row stays
+            self._check_entry("write", store.get_entry(entry_id, scope), "update")
         with store.transaction():
-            current = self._check_entry("write", store.get_entry(entry_id, scope), "update")
+            current = store.get_entry(entry_id, scope)
             return self.ingestor.update(current, scope, changes, text=text, tags=new_tags, actor=actor)
 
     def delete(self, entry_id: str, *, user_id: str | None = None, agent_id: str | None = None,
@@ -561,9 +563,9 @@ class Kernel:
         if (metadata is None) == (metadata_patch is None):
             raise InvalidArgument("Pass either metadata= or metadata_patch=, not both or neither")
         store = self._ready()
+        self._check_session("write", self.get_session(session_id).id, "update_session")
         with store.transaction():
             session = self.get_session(session_id)
-            self._check_session("write", session.id, "update_session")
             if metadata_patch is not None:
                 merged = dict(session.metadata)
                 for key, value in check.metadata(metadata_patch).items():
@@ -954,12 +956,12 @@ class Kernel:
         conflict_id = check.check_id("conflict_id", conflict_id) or ""
         keep = check.entry_id(keep)
         store = self._ready()
+        found = store.list_conflicts(scope, include_closed=True, conflict_id=conflict_id)
+        if not found:
+            raise InvalidArgument(f"No conflict with id {conflict_id!r} in this scope", param="conflict_id")
+        if self._agent is not None:
+            self._gate.check("write", found[0]["scope"], "resolve", exact=True, entry_ids=found[0]["entry_ids"])
         with store.transaction():
-            found = store.list_conflicts(scope, include_closed=True, conflict_id=conflict_id)
-            if not found:
-                raise InvalidArgument(f"No conflict with id {conflict_id!r} in this scope", param="conflict_id")
-            if self._agent is not None:
-                self._gate.check("write", found[0]["scope"], "resolve", exact=True, entry_ids=found[0]["entry_ids"])
             row = store.resolve_conflict(conflict_id, keep, actor=actor or self._agent)
             if self.config.lifecycle.audit:
                 store.append_audit("resolve", actor=actor or self._agent, scope=row["scope"], entry_ids=row["entry_ids"],

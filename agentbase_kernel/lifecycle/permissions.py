@@ -92,10 +92,11 @@ class Gate:
     by any process applies to the next call everywhere. Denials are audited (kind ``denied``).
     """
 
-    def __init__(self, store: Any, agent: str | None, *, audit: bool) -> None:
+    def __init__(self, store: Any, agent: str | None, *, audit: bool, queue: Any = None) -> None:
         self.store = store
         self.agent = agent
         self.audit = audit
+        self.queue = queue  # the Reinforcer: writes audit rows once a caller's transaction is over
 
     def check(self, access: str, scope: Scope, operation: str, *, exact: bool = False, whole: bool = False,
               entry_ids: Sequence[str] = ()) -> tuple[Scope, ...]:
@@ -122,8 +123,12 @@ class Gate:
 
         where = ", ".join(f"{k}={v!r}" for k, v in (pattern or scope).as_dict().items()) or "the whole file"
         if self.audit:
-            self.store.append_audit("denied", actor=self.agent, scope=scope, entry_ids=list(entry_ids),
-                                    detail={"operation": operation, "access": access,
-                                            "policy_scope": (pattern or Scope()).as_dict()})
+            row = {"actor": self.agent, "scope": scope, "entry_ids": list(entry_ids),
+                   "detail": {"operation": operation, "access": access, "policy_scope": (pattern or Scope()).as_dict()}}
+            if self.queue is not None and self.store.in_transaction:
+                # the PermissionDenied will roll the caller's transaction back, and a row written in it
+                self.queue.queue_audit("denied", **row)
+            else:
+                self.store.append_audit("denied", **row)
         raise PermissionDenied(f"Agent {self.agent!r} may not {access} {where} ({operation})", agent=self.agent,
                                access=access, scope=(pattern or scope).as_dict(), operation=operation)

@@ -249,6 +249,10 @@ class Store(Protocol):
 
     # -- governance: permissions, conflicts (agentbase_kernel/store/sqlite/governance.py, docs/lifecycle.md)
     # ``EntryFilter.min_trust`` and ``EntryFilter.exclude_scopes`` apply to every filtered read.
+    @property
+    def in_transaction(self) -> bool:
+        """True inside this thread's write transaction (what it writes may still roll back)."""
+
     def append_audit(self, kind: str, *, actor: str | None, scope: Scope, entry_ids: Sequence[str] = (),
                      detail: dict[str, Any] | None = None) -> None:
         """Append one audit row (``denied``, ``resolve``, ``policy`` ...) in its own write, unless the

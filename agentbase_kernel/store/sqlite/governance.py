@@ -39,6 +39,11 @@ class GovernanceMixin(SqliteCore):
     """``scope_policies``, ``conflicts`` and kernel-written ``audit_log`` rows."""
 
     # -- audit rows the kernel writes (denials, resolutions, policy changes) -----------------------
+    @property
+    def in_transaction(self) -> bool:
+        """True inside this thread's write transaction (whose writes may still roll back)."""
+        return self.conns.in_write
+
     @mapped
     def append_audit(self, kind: str, *, actor: str | None, scope: Scope, entry_ids: Sequence[str] = (),
                      detail: dict[str, Any] | None = None) -> None:
