@@ -67,7 +67,7 @@ class OpenAIAssistantAdapter:
                 "An async responder needs AsyncOpenAIAssistantAdapter (or the server); "
                 "pass a plain function here."
             )
-        self.db = db
+        self.db = db.view(source="openai")  # entries record the path that wrote them (Entry.source)
         self.responder = responder
 
     @property
@@ -531,7 +531,7 @@ class AsyncOpenAIAssistantAdapter:
     """
 
     def __init__(self, db: AgentBase, *, responder: Responder | None = None) -> None:
-        self.db = db
+        self.db = db.view(source="openai")  # entries record the path that wrote them (Entry.source)
         self.responder = responder
         self._sync = OpenAIAssistantAdapter(db, responder=None if responder is None else self._respond)
 
