@@ -13,6 +13,7 @@ import copy
 import functools
 import os
 import threading
+import time
 import uuid
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from datetime import date, datetime
@@ -812,8 +813,6 @@ class Kernel:
     def _govern_hits(self, result: FindResult, flt: EntryFilter, trust_weight: float) -> None:
         """After retrieval: drop anything outside the reader's permissions (belt and braces: the
         filter already leaves it out), re-rank by trust when asked, flag conflicts in hits and trace."""
-        import time
-
         started = time.perf_counter()
         if flt.exclude_scopes:
             result.hits = [h for h in result.hits
