@@ -896,17 +896,17 @@ class Kernel:
             ScopeError: no scope keyword given.
         """
         scope = self._policy_scope("grant", user_id, agent_id, project_id, session_id)
-        agent = check.check_id("agent", agent)
-        if agent is None:
+        grantee = check.check_id("agent", agent)
+        if grantee is None:
             raise InvalidArgument("grant needs the agent id it applies to", param="agent")
         if not isinstance(read, bool) or not isinstance(write, bool):
             raise InvalidArgument("read and write must be bools")
         store = self._ready()
-        store.set_policy(agent, scope, read=read, write=write)
+        store.set_policy(grantee, scope, read=read, write=write)
         if self.config.lifecycle.audit:
             store.append_audit("policy", actor=self._agent, scope=scope,
-                               detail={"op": "grant", "agent": agent, "read": read, "write": write})
-        return next(p for p in self.policies(agent=agent) if p.scope == scope)
+                               detail={"op": "grant", "agent": grantee, "read": read, "write": write})
+        return next(p for p in self.policies(agent=grantee) if p.scope == scope)
 
     def revoke(self, agent: str, *, user_id: str | None = None, agent_id: str | None = None,
                project_id: str | None = None, session_id: str | None = None) -> bool:

@@ -46,7 +46,7 @@ def main() -> None:
                 policed.grant("reader", user_id=user, read=True)
             callers = {"owner (no agent)": owner, "agent, no policies": owner.as_agent("reader"),
                        "agent, granted among 21 policies": policed.as_agent("reader")}
-            for name, k in callers.items():  # warm caches
+            for k in callers.values():  # warm caches
                 for user, q in questions[:10]:
                     k.find(q, user_id=user, reinforce=False)
             times: dict[str, list[float]] = {name: [] for name in callers}

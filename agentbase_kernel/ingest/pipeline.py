@@ -366,7 +366,7 @@ class Ingestor:
             "event_dates": [d.iso() for d in analysis.dates], "date_min": date_min, "date_max": date_max,
             "flags": sorted(set(analysis.flags)), "subject_key": item.get("subject_key"),
             "created_at": created, "valid_from": item.get("valid_from") or created,
-            "expires_at": item.get("expires_at"), "dedup": item.get("dedup", True), **stamp(item),
+            "expires_at": item.get("expires_at"), "dedup": item.get("dedup", True), **stamp(item),  # type: ignore[typeddict-item]
         }
 
     def _store_one(self, item: dict[str, Any], analysis: Analysis) -> AddResult:

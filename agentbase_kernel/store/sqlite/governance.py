@@ -78,8 +78,8 @@ class GovernanceMixin(SqliteCore):
     @mapped
     def delete_policy(self, agent: str, scope: Scope) -> bool:
         with self.conns.write() as conn:
-            return conn.execute("DELETE FROM scope_policies WHERE agent = ? AND scope_key = ?",
-                                (agent, scope_key(scope))).rowcount > 0
+            return bool(conn.execute("DELETE FROM scope_policies WHERE agent = ? AND scope_key = ?",
+                                     (agent, scope_key(scope))).rowcount > 0)
 
     # -- conflicts -------------------------------------------------------------------------------
     @mapped
