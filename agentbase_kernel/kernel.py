@@ -27,7 +27,7 @@ from .ingest.pipeline import Ingestor, validate_text
 from .lifecycle import AuditEvent, Prefetch, Reinforcer
 from .lifecycle.audit import check_kinds
 from .lifecycle.conflicts import Conflict
-from .lifecycle.permissions import Gate, Policy, policy_of
+from .lifecycle.permissions import Gate, Policy, Verdicts, policy_of
 from .lifecycle.trust import Writer, check_trust, writing_as
 from .records import AddResult, ContextType, Entry, FindResult, HistoryEvent, Message, Scope, Session, TraceStep
 from .retrieve.pipeline import MAX_TOP_K, Decomposer, Reranker, Retriever
@@ -65,6 +65,7 @@ class Kernel:
             raise InvalidArgument(f"source must be a non-empty str, got {source!r}", param="source")
         self._source = source
         self._root: Kernel = self  # a view (``view``, ``as_agent``) shares its root's open file
+        self._verdicts = Verdicts()  # permission verdicts on the current policies, shared with views
         self.config = config or Config.load()
         self._embedder_spec = embedder
         self._ner_spec = ner
@@ -205,7 +206,8 @@ class Kernel:
 
     @property
     def _gate(self) -> Gate:
-        return Gate(self._ready(), self._agent, audit=self.config.lifecycle.audit, queue=self._reinforcer)
+        return Gate(self._ready(), self._agent, audit=self.config.lifecycle.audit, queue=self._reinforcer,
+                    verdicts=self._verdicts)
 
     def _writing(self) -> Any:
         return writing_as(Writer(self._source, self._agent))

@@ -1,9 +1,10 @@
-"""find p50/p95 as the file's owner, as an agent with no policies in the file, and as an agent
-granted read on the scope among other policies (issue 22 item 6): one LoCoMo dev conversation,
-real MiniLM. Also times the permission check alone (``Gate.check``).
+"""find p50/p95 as the file's owner vs as an agent (issue 22 item 6), on one file: first with no
+policies in it, then with 21 policies (the agent granted read on the scope it searches). Also times
+the permission check alone and the conflict-flag lookup every ``find`` does (its trace step).
 
-Usage: python -m benchmarks.permissions_overhead [--samples 1] [--rounds 2]
-Calls rotate between the three callers question by question, so machine noise hits all alike.
+One LoCoMo dev conversation, real MiniLM. Usage:
+python -m benchmarks.permissions_overhead [--samples 1] [--rounds 2]
+Owner and agent calls alternate question by question, so machine noise hits both alike.
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from agentbase_kernel import Kernel
 from agentbase_kernel.records import Scope
 
-from .locomo import ingest, load
+from .locomo import chunks, load, questions_of, turns_of
 
 DATA = Path("/work/shared/data/locomo_dev.json")
 
@@ -27,49 +29,59 @@ def _summary(xs: list[float]) -> str:
     return f"n={len(xs)} p50={statistics.median(xs):.3f} p95={xs[int(0.95 * len(xs))]:.3f}"
 
 
+def ingest(k: Kernel, data: list[dict[str, Any]]) -> None:
+    """Each LoCoMo session as one ``add_messages`` in its conversation's user scope."""
+    for session in chunks(turns_of(data), "session"):
+        k.add_messages(session[0].session_id, [{"role": t.role, "content": t.said, "name": t.speaker,
+                                                "created_at": t.when} for t in session],
+                       user_id=session[0].conversation)
+
+
+def _phase(owner: Kernel, agent: Kernel, questions: list[tuple[str, str]], rounds: int,
+           flag_ms: list[float]) -> dict[str, list[float]]:
+    times: dict[str, list[float]] = {"owner": [], "agent": []}
+    for r in range(rounds):
+        for i, (user, q) in enumerate(questions):
+            for name in (("owner", "agent") if (i + r) % 2 else ("agent", "owner")):
+                k = owner if name == "owner" else agent
+                t = time.perf_counter()
+                found = k.find(q, user_id=user, reinforce=False)
+                times[name].append((time.perf_counter() - t) * 1000)
+                flag_ms.extend(s.ms for s in found.trace.steps if s.name == "conflicts")
+    return times
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--samples", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
     data = load(DATA)[: args.samples]
-    with tempfile.TemporaryDirectory() as tmp:
-        owner_path, policed_path = Path(tmp) / "owner.db", Path(tmp) / "policed.db"
-        with Kernel(owner_path, embedder="minilm") as k:
-            ingest(k, data, progress=False)
-        policed_path.write_bytes(owner_path.read_bytes())
-        questions = [(conv["sample_id"], qa["question"]) for conv in data for qa in conv["qa"]]
-        with Kernel(owner_path, embedder="minilm") as owner, Kernel(policed_path, embedder="minilm") as policed:
-            for user, _ in questions[:1]:
-                for other in range(20):  # protected scopes of other users and projects
-                    policed.grant(f"agent-{other}", user_id=f"someone-{other}", read=True, write=True)
-                policed.grant("reader", user_id=user, read=True)
-            callers = {"owner (no agent)": owner, "agent, no policies": owner.as_agent("reader"),
-                       "agent, granted among 21 policies": policed.as_agent("reader")}
-            for k in callers.values():  # warm caches
-                for user, q in questions[:10]:
-                    k.find(q, user_id=user, reinforce=False)
-            times: dict[str, list[float]] = {name: [] for name in callers}
-            order = list(callers)
-            for r in range(args.rounds):
-                for i, (user, q) in enumerate(questions):
-                    shift = (i + r) % len(order)
-                    for name in order[shift:] + order[:shift]:
-                        t = time.perf_counter()
-                        callers[name].find(q, user_id=user, reinforce=False)
-                        times[name].append((time.perf_counter() - t) * 1000)
-            gate = policed.as_agent("reader")._gate
-            checks = []
-            for user, _ in questions:
-                t = time.perf_counter()
-                gate.check("read", Scope(user_id=user), "find")
-                checks.append((time.perf_counter() - t) * 1000)
-    for name, xs in times.items():
-        print(f"find, {name}: {_summary(xs)} ms")
-    print(f"permission check alone (21 policies): {_summary([c * 1000 for c in checks])} us")
-    base = statistics.median(times["owner (no agent)"])
-    for name in order[1:]:
-        print(f"p50 difference, {name} - owner: {statistics.median(times[name]) - base:+.3f} ms")
+    questions = [(user, qa["question"]) for user, qa in questions_of(data)]
+    flag_ms: list[float] = []
+    with tempfile.TemporaryDirectory() as tmp, Kernel(Path(tmp) / "bench.db", embedder="minilm") as owner:
+        ingest(owner, data)
+        agent = owner.as_agent("reader")
+        for user, q in questions[:10]:  # warm caches
+            owner.find(q, user_id=user, reinforce=False)
+        results = {"no policies": _phase(owner, agent, questions, args.rounds, flag_ms)}
+        for other in range(20):  # protected scopes of other users
+            owner.grant(f"agent-{other}", user_id=f"someone-{other}", read=True, write=True)
+        owner.grant("reader", user_id=questions[0][0], read=True)
+        results["21 policies"] = _phase(owner, agent, questions, args.rounds, flag_ms)
+        gate = agent._gate
+        checks = []
+        for user, _ in questions:
+            t = time.perf_counter()
+            gate.check("read", Scope(user_id=user), "find")
+            checks.append((time.perf_counter() - t) * 1e6)
+    for phase, times in results.items():
+        for name, xs in times.items():
+            print(f"find, {phase}, {name}: {_summary(xs)} ms")
+        diff = statistics.median(times["agent"]) - statistics.median(times["owner"])
+        print(f"p50 difference, {phase}, agent - owner: {diff:+.3f} ms")
+    print(f"permission check alone (21 policies, verdict cached): {_summary(checks)} us")
+    print(f"conflict-flag lookup inside find (trace step): {_summary(flag_ms)} ms")
 
 
 if __name__ == "__main__":

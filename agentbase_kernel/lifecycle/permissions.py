@@ -20,14 +20,15 @@ A single entry, session or message is judged by its own scope.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from ..records import Scope
 
-__all__ = ["Gate", "Policy", "Verdict", "judge"]
+__all__ = ["Gate", "Policy", "Verdict", "Verdicts", "judge"]
 
 _FIELDS = ("user_id", "agent_id", "project_id", "session_id")
 
@@ -85,6 +86,30 @@ def policy_of(row: dict[str, Any]) -> Policy:
                   created_at=row.get("created_at"))
 
 
+class Verdicts:
+    """Verdicts already reached on one policy list (shared by a kernel and its views): the policy
+    table changes rarely, while every call of an agent-bound kernel asks."""
+
+    _MAX = 4096
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._rows: Any = None
+        self._memo: dict[tuple[Any, ...], Verdict] = {}
+
+    def get(self, rows: Any, key: tuple[Any, ...], compute: Callable[[], Verdict]) -> Verdict:
+        with self._lock:
+            if self._rows is not rows:
+                self._rows, self._memo = rows, {}
+            verdict = self._memo.get(key)
+        if verdict is None:
+            verdict = compute()
+            with self._lock:
+                if self._rows is rows and len(self._memo) < self._MAX:  # still the list it was judged on
+                    self._memo[key] = verdict
+        return verdict
+
+
 class Gate:
     """Enforces the file's policies for one acting agent (``None``: the owner, never restricted).
 
@@ -92,10 +117,12 @@ class Gate:
     by any process applies to the next call everywhere. Denials are audited (kind ``denied``).
     """
 
-    def __init__(self, store: Any, agent: str | None, *, audit: bool, queue: Any = None) -> None:
+    def __init__(self, store: Any, agent: str | None, *, audit: bool, queue: Any = None,
+                 verdicts: Verdicts | None = None) -> None:
         self.store = store
         self.agent = agent
         self.audit = audit
+        self.verdicts = verdicts
         self.queue = queue  # the Reinforcer: writes audit rows once a caller's transaction is over
 
     def check(self, access: str, scope: Scope, operation: str, *, exact: bool = False, whole: bool = False,
@@ -110,7 +137,13 @@ class Gate:
         rows = self.store.policies()
         if not rows:
             return ()
-        verdict = judge([policy_of(r) for r in rows], self.agent, scope, access, exact=exact)
+        agent = self.agent
+
+        def compute() -> Verdict:
+            return judge([policy_of(r) for r in rows], agent, scope, access, exact=exact)
+
+        verdict = (self.verdicts.get(rows, (agent, scope, access, exact), compute) if self.verdicts is not None
+                   else compute())
         denied = verdict.denied_by or (verdict.excluded[0] if whole and verdict.excluded else None)
         if denied is not None:
             self.deny(access, scope, operation, denied, entry_ids)

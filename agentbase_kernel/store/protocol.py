@@ -259,7 +259,9 @@ class Store(Protocol):
         file's audit switch is off."""
 
     def policies(self) -> list[dict[str, Any]]:
-        """Every policy: ``{agent, scope, read, write, created_at}``."""
+        """Every policy: ``{agent, scope, read, write, created_at}``. Called on every permission check:
+        may return the same (unmutated) list while nothing changed, which lets the kernel cache its
+        verdicts on it."""
 
     def set_policy(self, agent: str, scope: Scope, *, read: bool, write: bool) -> None:
         """Create or replace the policy of ``agent`` on exactly ``scope``."""

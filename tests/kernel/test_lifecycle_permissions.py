@@ -190,3 +190,20 @@ def test_denial_inside_a_rolled_back_transaction_is_still_audited(kernel, world)
     kernel.flush_lifecycle()
     row = kernel.audit(kinds="denied")[0]
     assert (row.actor, row.detail["operation"], row.scope.project_id) == ("B", "add_memory", "p1")
+
+
+def test_a_policy_change_in_another_process_applies_to_the_next_call(db_path, hash_embedder, kernel, world):
+    with Kernel(db_path, embedder=hash_embedder, ner="regex", agent="B") as other:
+        assert other.count(**P1) >= 1  # verdict cached on the current policies
+        kernel.revoke("B", **P1)
+        with pytest.raises(PermissionDenied):
+            other.count(**P1)
+        kernel.grant("B", **P1, read=True)
+        assert other.count(**P1) >= 1
+        with pytest.raises(PermissionDenied):  # a rolled-back grant changes nothing
+            with kernel.transaction():
+                kernel.grant("B", **P1, read=True, write=True)
+                assert kernel.as_agent("B").add_memory("inside", **P1).entry.project_id == "p1"
+                raise PermissionDenied("roll back")
+        with pytest.raises(PermissionDenied):
+            other.add_memory("still read-only", **P1)

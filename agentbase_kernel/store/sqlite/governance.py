@@ -58,16 +58,35 @@ class GovernanceMixin(SqliteCore):
     # -- permission policies ---------------------------------------------------------------------
     @mapped
     def policies(self) -> list[dict[str, Any]]:
-        """Every policy row: ``agent``, ``scope``, ``read``, ``write``, ``created_at``."""
+        """Every policy row: ``agent``, ``scope``, ``read``, ``write``, ``created_at`` (do not mutate).
+
+        Every permission check asks this, so the parsed rows are kept per process and read again only
+        when ``meta.policy_version`` (bumped by each change, in any process) moved: one key lookup.
+        """
         with self.conns.read() as conn:
+            found = conn.execute("SELECT value FROM meta WHERE key = 'policy_version'").fetchone()
+            version = found[0] if found else "0"
+            cached = self._policy_cache
+            if cached is not None and cached[0] == version:
+                return cached[1]  # the same list while nothing changed: callers key caches on it
             rows = conn.execute("SELECT agent, user_id, agent_id, project_id, session_id, can_read, can_write, "
                                 "created_at FROM scope_policies ORDER BY agent, scope_key").fetchall()
-        return [{"agent": r[0], "scope": Scope(*r[1:5]), "read": bool(r[5]), "write": bool(r[6]),
-                 "created_at": parse_iso(r[7])} for r in rows]
+        parsed = [{"agent": r[0], "scope": Scope(*r[1:5]), "read": bool(r[5]), "write": bool(r[6]),
+                   "created_at": parse_iso(r[7])} for r in rows]
+        if not self.conns.in_write:  # a write transaction's rows may still roll back
+            self._policy_cache = (version, parsed)
+        return parsed
+
+    _policy_cache: tuple[str, list[dict[str, Any]]] | None = None
+
+    def _bump_policy_version(self, conn: Any) -> None:
+        conn.execute("INSERT INTO meta (key, value) VALUES ('policy_version', '1') ON CONFLICT (key) "
+                     "DO UPDATE SET value = CAST(value AS INTEGER) + 1")
 
     @mapped
     def set_policy(self, agent: str, scope: Scope, *, read: bool, write: bool) -> None:
         with self.conns.write() as conn:
+            self._bump_policy_version(conn)
             conn.execute(
                 "INSERT INTO scope_policies (agent, scope_key, user_id, agent_id, project_id, session_id, can_read, "
                 "can_write, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent, scope_key) "
@@ -78,6 +97,7 @@ class GovernanceMixin(SqliteCore):
     @mapped
     def delete_policy(self, agent: str, scope: Scope) -> bool:
         with self.conns.write() as conn:
+            self._bump_policy_version(conn)
             return bool(conn.execute("DELETE FROM scope_policies WHERE agent = ? AND scope_key = ?",
                                      (agent, scope_key(scope))).rowcount > 0)
 
