@@ -922,10 +922,14 @@ class Kernel:
             store.append_audit("policy", actor=self._agent, scope=scope, detail={"op": "revoke", "agent": agent})
         return removed
 
-    def policies(self, *, agent: str | None = None) -> builtins.list[Policy]:
-        """Every scope policy in the file (or ``agent``'s)."""
+    def policies(self, *, agent: str | None = None, user_id: str | None = None, agent_id: str | None = None,
+                 project_id: str | None = None, session_id: str | None = None) -> builtins.list[Policy]:
+        """The scope policies in the file: ``agent``'s only, if given; each given scope id must equal
+        the policy scope's."""
         agent = check.check_id("agent", agent)
-        return [policy_of(r) for r in self._ready().policies() if agent is None or r["agent"] == agent]
+        wanted = check.scope_of(user_id, agent_id, project_id, session_id).as_dict()
+        return [policy_of(r) for r in self._ready().policies() if (agent is None or r["agent"] == agent)
+                and all(getattr(r["scope"], k) == v for k, v in wanted.items())]
 
     def _policy_scope(self, operation: str, *ids: str | None) -> Scope:
         scope = check.scope_of(*ids)

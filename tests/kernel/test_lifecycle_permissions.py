@@ -151,6 +151,7 @@ def test_policies_live_in_the_file(db_path, hash_embedder, kernel, world):
     with Kernel(db_path, embedder=hash_embedder, ner="regex", agent="B") as other_process:
         assert other_process.add_memory("now I may", **P1).entry.project_id == "p1"
     assert [p.write for p in kernel.policies(agent="B")] == [True]
+    assert len(kernel.policies(project_id="p1")) == 2 and kernel.policies(project_id="p2") == []
 
 
 def test_grant_needs_a_scope_and_a_view_shares_the_file(kernel):

@@ -102,3 +102,18 @@ def test_migration_stamps_existing_entries_by_role_without_audit_rows(tmp_path, 
         assert sorted(e.trust for e in k.list(user_id="u")) == [0.7, 1.0]
         assert len(k.audit(limit=None)) == n_audit
         assert k.config.lifecycle.audit and k._ready().meta().get("audit_enabled") == "1"
+
+
+def test_m008_runs_again_harmlessly(tmp_path, hash_embedder):
+    from agentbase_kernel.store.sqlite import migrations
+
+    path = tmp_path / "twice.db"
+    with Kernel(path, embedder=hash_embedder, ner="regex") as k:
+        entry = k.add_memory("set by hand", user_id="u", trust=0.25).entry
+        k.grant("a", user_id="u", read=True)
+    con = sqlite3.connect(path)
+    con.execute(f"PRAGMA user_version = {migrations.MIGRATIONS.index(migrations.m008_governance)}")
+    con.commit()
+    con.close()
+    with Kernel(path, embedder=hash_embedder, ner="regex") as k:
+        assert k.get(entry.id).trust == 0.25 and [p.agent for p in k.policies()] == ["a"]

@@ -400,16 +400,18 @@ def m008_governance(conn: Any) -> None:
     items 5, 6, 8; ``store/sqlite/governance.py``, docs/lifecycle.md).
 
     Existing entries get the trust their role implies (``lifecycle/trust.py``); the audit switch is
-    off while they are stamped, so the migration writes no audit row per entry.
+    off while they are stamped, so the migration writes no audit row per entry. Idempotent: a file
+    that already has the columns keeps their values.
     """
     from ...lifecycle.trust import ROLE_TRUST, UNKNOWN_ROLE_TRUST
 
+    have = {row[1] for row in conn.execute("PRAGMA table_info(entries)")}
+    fresh = "trust" not in have
+    for column, decl in (("trust", "REAL NOT NULL DEFAULT 1.0"), ("source", "TEXT"), ("written_by", "TEXT")):
+        if column not in have:
+            conn.execute(f"ALTER TABLE entries ADD COLUMN {column} {decl}")
     _run_script(conn,
         """
-        ALTER TABLE entries ADD COLUMN trust REAL NOT NULL DEFAULT 1.0;
-        ALTER TABLE entries ADD COLUMN source TEXT;
-        ALTER TABLE entries ADD COLUMN written_by TEXT;
-
         CREATE TABLE IF NOT EXISTS scope_policies (
             agent TEXT NOT NULL,
             scope_key TEXT NOT NULL,
@@ -445,6 +447,8 @@ def m008_governance(conn: Any) -> None:
         CREATE INDEX IF NOT EXISTS conflicts_open ON conflicts (status, scope_key);
         """
     )
+    if not fresh:
+        return
     audit = conn.execute("SELECT value FROM meta WHERE key = 'audit_enabled'").fetchone()
     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('audit_enabled', '0')")
     cases = " ".join(f"WHEN '{role}' THEN {trust}" for role, trust in ROLE_TRUST.items())
