@@ -64,6 +64,10 @@ _USER_ROOTS = ("memories", "users")
 _MARK = {"lg_store": "langgraph"}
 # value fields that say who said an item's text (searchable with it, as a session turn's speaker)
 _SPEAKER_FIELDS = ("speaker", "name", "author")
+# a value's "role" says which side of a conversation said it (LangChain's message types included):
+# a first-person question ranks the user's own words up, as for session turns
+_ROLES = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant", "system": "system",
+          "tool": "tool"}
 _PAGE = 500
 
 
@@ -306,7 +310,8 @@ class AgentBaseStore(BaseStore):
         # conversation (kernel ``add_memory(stream=)``); documents stay unrelated to their neighbours.
         # The vector is added in the background (``flush()`` / ``wait_embedded()``).
         stream = "lg:" + json.dumps(list(namespace), ensure_ascii=False) if speaker else None
-        self._kernel.add_memory(text, actor="langgraph", dedup=False, **record, **self._scope(namespace),
+        role = _ROLES.get(str(value.get("role", "user")).strip().casefold(), "user")
+        self._kernel.add_memory(text, actor="langgraph", dedup=False, role=role, **record, **self._scope(namespace),
                                 stream=stream, speaker=speaker, defer_embedding=self.defer_embedding)
 
     def _search(self, op: SearchOp) -> list[SearchItem]:

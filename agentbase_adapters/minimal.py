@@ -19,14 +19,17 @@ __all__ = ["MinimalAdapter"]
 
 _SPEAKER_KEYS = ("speaker", "name")
 _TIME_KEYS = ("created_at", "timestamp")
+_ROLE_KEY = "role"
 
 
 def _to_record(who: str | None, tags: Iterable[str], metadata: dict[str, Any]) -> dict[str, Any]:
     """``add_memory`` keywords for one ``remember`` call.
 
     Each ``who``'s memories are one stream (read as a conversation: neighbours give context);
-    a ``speaker=``/``name=`` keyword is also who said it, and ``created_at=``/``timestamp=``
-    (a datetime or an ISO string) when it happened. All keywords stay in the metadata.
+    a ``speaker=``/``name=`` keyword is also who said it, ``role=`` which side of the conversation
+    ("user", "assistant"; default "user": a first-person question ranks the user's own words up),
+    and ``created_at=``/``timestamp=`` (a datetime or an ISO string) when it happened. All keywords
+    stay in the metadata.
     """
     if isinstance(tags, str):
         raise InvalidArgument(f"tags must be a list of strings, not the string {tags!r} - write tags=[{tags!r}]")
@@ -40,8 +43,11 @@ def _to_record(who: str | None, tags: Iterable[str], metadata: dict[str, Any]) -
         raise InvalidArgument(f"tags must be strings, got {tag_list!r}")
     speaker = next((metadata[k] for k in _SPEAKER_KEYS if isinstance(metadata.get(k), str) and metadata[k]), None)
     when = next((metadata[k] for k in _TIME_KEYS if metadata.get(k) is not None), None)
-    return {"user_id": who, "tags": tag_list, "metadata": metadata or None, "actor": speaker, "speaker": speaker, "created_at": when,
-            "stream": "minimal"}
+    role = metadata.get(_ROLE_KEY, "user")
+    if not isinstance(role, str) or not role.strip():
+        raise InvalidArgument(f"role must be a non-empty string such as 'user' or 'assistant', not {role!r}")
+    return {"user_id": who, "tags": tag_list, "metadata": metadata or None, "actor": speaker, "speaker": speaker,
+            "role": role.strip(), "created_at": when, "stream": "minimal"}
 
 
 def _from_record(hits: Iterable[Hit]) -> list[Hit]:

@@ -7,11 +7,13 @@ Usage::
     python -m benchmarks run --data A.json --data B.json   # any LoCoMo-format files
     python -m benchmarks run --quick              # one conversation per set, small: a smoke run
     python -m benchmarks scale --sizes 10000,100000
+    python -m benchmarks store-scale --sizes 10000,100000   # LangGraph store search: AgentBaseStore vs InMemoryStore
     python -m benchmarks run --jobs 3             # three worker processes at once (noisier timings, sooner)
     python -m benchmarks merge OTHER/run.json     # add the rows of another run of the same kind
     python -m benchmarks report                   # re-render RESULTS.md from benchmarks/results/*.json
 
-``system`` and ``scale-one`` are the per-process workers ``run`` and ``scale`` start (one process per
+``system``, ``scale-one`` and ``store-scale-one`` are the per-process workers ``run``, ``scale`` and
+``store-scale`` start (one process per
 system, dev set or size, so peak RSS and caches never mix).
 """
 
@@ -236,6 +238,51 @@ def cmd_scale_one(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_store_scale(args: argparse.Namespace) -> int:
+    outdir = Path(args.results_dir)
+    (outdir / "results").mkdir(parents=True, exist_ok=True)
+    path = outdir / "results" / "store_scale.json"
+    sizes = [int(s.replace("_", "")) for s in args.sizes.split(",")]
+    with tempfile.TemporaryDirectory(prefix="bench-store-scale-", dir=args.tmp) as tmp:
+        # the MiniLM vectors are cached (in --tmp itself when given, so a later run reuses them): a larger
+        # size embeds only its new items
+        cache = args.tmp or tmp
+        for size in sizes:
+            print(f"== LangGraph store, {size:,} items", flush=True)
+            extra = ["--queries", str(args.queries), "--tmp", tmp, "--cache", cache]
+            extra += ["--no-progress"] if args.no_progress else []
+            extra += ["--embed-at-most", str(args.embed_at_most)] if args.embed_at_most else []
+            extra += ["--load-ner", args.load_ner] if args.load_ner else []
+            row = run_worker(["store-scale-one", str(size), *extra], Path(tmp) / f"store-{size}.json",
+                             env=SINGLE_THREAD)
+            row["finished"] = _now()
+            for name in ("InMemoryStore", "AgentBaseStore"):
+                s = row[name]["search"]
+                print(f"   {name}: load {row[name]['load_s']} s, search p50/p95={s['p50_ms']}/{s['p95_ms']} ms",
+                      flush=True)
+            doc = json.loads(path.read_text()) if path.exists() else {"sizes": {}}
+            doc["sizes"][str(size)] = row
+            doc["versions"] = versions()
+            path.write_text(json.dumps(doc, indent=1, default=str))
+    from .report import render
+
+    print(f"wrote {render(outdir)}")
+    return 0
+
+
+def cmd_store_scale_one(args: argparse.Namespace) -> int:
+    offline_env()
+    from .store_scale import run_size
+
+    code = versions()["agentbase commit"]
+    with tempfile.TemporaryDirectory(prefix="store-", dir=args.tmp) as tmp:
+        row = run_size(args.size, Path(tmp), Path(args.cache or tmp), n_queries=args.queries,
+                       embed_at_most=args.embed_at_most, load_ner=args.load_ner, progress=not args.no_progress)
+    row["code"] = code
+    Path(args.out).write_text(json.dumps(row, default=str))
+    return 0
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from .report import render
 
@@ -288,6 +335,28 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", required=True)
     common(p, results=False)
     p.set_defaults(func=cmd_scale_one)
+
+    p = sub.add_parser("store-scale", help="LangGraph store search: AgentBaseStore vs InMemoryStore, same MiniLM")
+    p.add_argument("--sizes", default="10000,100000")
+    p.add_argument("--queries", type=int, default=100, help="timed searches per store and size (default 100)")
+    p.add_argument("--tmp", help="directory for the scratch databases; the MiniLM vector cache stays there for "
+                                 "later runs (default: a system temp dir, removed after the run)")
+    p.add_argument("--embed-at-most", type=int,
+                   help="embed only the first N texts; later items reuse vector i mod N (latency only)")
+    p.add_argument("--load-ner", help="NER stage while loading AgentBaseStore (e.g. regex); searched with the default")
+    common(p)
+    p.set_defaults(func=cmd_store_scale)
+
+    p = sub.add_parser("store-scale-one", help="(worker) one size, in this process")
+    p.add_argument("size", type=int)
+    p.add_argument("--queries", type=int, default=100)
+    p.add_argument("--tmp")
+    p.add_argument("--embed-at-most", type=int)
+    p.add_argument("--cache", help="directory of the MiniLM vector cache")
+    p.add_argument("--load-ner")
+    p.add_argument("--out", required=True)
+    common(p, results=False)
+    p.set_defaults(func=cmd_store_scale_one)
 
     p = sub.add_parser("merge", help="add another run.json's rows (systems or sets this run lacks) and re-render")
     p.add_argument("other")

@@ -142,7 +142,7 @@ class Mem0User:
 class LangGraphUser:
     """``store.put(("memories", user), key, value)`` per turn, ``store.search(("memories", user), query=...)``.
 
-    The value holds the memory text (the indexed field) and the speaker, date and session as fields.
+    The value holds the memory text (the indexed field) and the speaker, role, date and session as fields.
     """
 
     def __init__(self, workdir: Path, smoke: bool, *, ours: bool) -> None:
@@ -176,7 +176,8 @@ class LangGraphUser:
     def add(self, turns: list[Turn]) -> None:
         for t in turns:
             self.store.put((NAMESPACE, t.conversation), t.dia_id,
-                           {"text": t.memory, "speaker": t.speaker, "date": t.date, "session": t.session})
+                           {"text": t.memory, "speaker": t.speaker, "role": t.role, "date": t.date,
+                            "session": t.session})
         self.items += len(turns)
 
     def finish(self) -> None:
@@ -201,7 +202,7 @@ class LangGraphUser:
 # -- Minimal --------------------------------------------------------------------------------------
 
 class MinimalUser:
-    """``remember(text, who=user, speaker=..., date=..., session=...)`` per turn, ``recall(query, who=user)``."""
+    """``remember(text, who=user, speaker=..., role=..., created_at=..., session=...)`` per turn, ``recall(query, who=user)``."""
 
     def __init__(self, workdir: Path, smoke: bool) -> None:
         from agentbase_adapters.minimal import MinimalAdapter
@@ -218,8 +219,8 @@ class MinimalUser:
 
     def add(self, turns: list[Turn]) -> None:
         for t in turns:
-            entry_id = self.mem.remember(t.memory, who=t.conversation, speaker=t.speaker, date=t.date,
-                                         session=t.session)
+            entry_id = self.mem.remember(t.memory, who=t.conversation, speaker=t.speaker, role=t.role,
+                                         created_at=t.when, session=t.session)
             self.dia.setdefault(entry_id, []).append(t.dia_id)
 
     def finish(self) -> None:

@@ -172,3 +172,27 @@ def test_scale_size_and_report(tmp_path):
     (tmp_path / "results" / "scale.json").write_text(json.dumps(scale))
     text = report.render(tmp_path).read_text()
     assert "Scaling curve" in text and "300→600" in text and (tmp_path / "scale.png").exists()
+
+
+def test_store_scale_size_and_report(tmp_path):
+    """Both LangGraph stores hold the same items and answer every timed search; the page shows both."""
+    pytest.importorskip("langgraph")
+    from benchmarks.store_scale import run_size as store_size
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    row = store_size(40, tmp_path, cache, n_queries=3, progress=False)
+    assert row["size"] == 40 and row["queries"] == 3 and len(list(cache.glob("minilm-*.npy"))) == 1
+    for name in ("InMemoryStore", "AgentBaseStore"):
+        assert set(row[name]["search"]) == {"p50_ms", "p95_ms"} and row[name]["load_s"] >= 0
+    (tmp_path / "b").mkdir()
+    # the 40 cached vectors are reused; items 40-59 hold the vectors of items 0-19
+    bigger = store_size(60, tmp_path / "b", cache, n_queries=2, embed_at_most=40, load_ner="regex", progress=False)
+    assert bigger["size"] == 60 and bigger["embedded"] == 40 and row["embedded"] == 40
+    (tmp_path / "results").mkdir()
+    doc = {"sizes": {"40": dict(row, finished="now"), "60": dict(bigger, finished="now")}, "versions": {}}
+    (tmp_path / "results" / "store_scale.json").write_text(json.dumps(doc))
+    text = report.render(tmp_path).read_text()
+    assert "LangGraph store search at scale" in text and "| 60 | 2 |" in text
+    assert "AgentBaseStore search p50 ≤ InMemoryStore's at 40 items" in text
+    assert "at 60 items only the first 40 texts were embedded" in text and "NER while loading: at 60 items" in text

@@ -1,0 +1,68 @@
+"""A swap-path write says which side of the conversation said it, as a session turn does.
+
+``MinimalAdapter.remember(role=...)`` and a LangGraph value's ``"role"`` reach the kernel's role, so a
+first-person question ("what do I ...") ranks the user's own words above the assistant's
+(the kernel's self boost), instead of every write counting as the user's. Real SQLite files, FTS
+only (no model needed for what is pinned here).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from agentbase_adapters.minimal import MinimalAdapter
+from agentbase_kernel import AgentBase, InvalidArgument
+
+USER = "I drink my coffee black, no sugar, every morning."
+ASSISTANT = "Coffee black with no sugar is a good morning habit; many people drink it that way."
+QUESTION = "How do I drink my coffee?"
+
+
+def test_minimal_role_reaches_the_kernel_and_ranks_the_users_words_first(tmp_path):
+    mem = MinimalAdapter(tmp_path / "m.db", embedder=None, ner="regex")
+    try:
+        assistant_id = mem.remember(ASSISTANT, who="u", speaker="Assistant", role="assistant")
+        user_id = mem.remember(USER, who="u", speaker="Maya")
+        assert mem.db.sync.get(assistant_id).role == "assistant"
+        assert mem.db.sync.get(user_id).role == "user"  # the default
+        assert mem.recall(QUESTION, who="u", top_k=2)[0].id == user_id
+    finally:
+        mem.close()
+
+
+@pytest.mark.parametrize("role", [5, "", "  "])
+def test_minimal_rejects_a_role_that_is_not_a_name(tmp_path, role):
+    mem = MinimalAdapter(tmp_path / "m.db", embedder=None, ner="regex")
+    try:
+        with pytest.raises(InvalidArgument, match="role"):
+            mem.remember(USER, who="u", role=role)
+        assert mem.db.sync.count() == 0
+    finally:
+        mem.close()
+
+
+def test_langgraph_value_role_reaches_the_kernel(tmp_path):
+    pytest.importorskip("langgraph")
+    from agentbase_adapters.langgraph import AgentBaseStore
+
+    db = AgentBase(tmp_path / "g.db", embedder=None, ner="regex")
+    store = AgentBaseStore(db, index_fields=["text"])
+    try:
+        ns = ("memories", "u")
+        store.put(ns, "a", {"text": ASSISTANT, "speaker": "Assistant", "role": "assistant"})
+        store.put(ns, "u", {"text": USER, "speaker": "Maya", "role": "human"})  # LangChain's message type
+        store.put(ns, "d", {"text": "Team roles: Maya is the designer.", "role": "designer"})  # not a chat role
+        roles = {key: db.sync.get(_id(db, ns, key)).role for key in ("a", "u", "d")}
+        assert roles == {"a": "assistant", "u": "user", "d": "user"}
+        assert store.get(ns, "a").value["role"] == "assistant"  # the value is returned unchanged
+        assert store.search(ns, query=QUESTION, limit=2)[0].key == "u"
+    finally:
+        db.sync.close()
+
+
+def _id(db: AgentBase, ns: tuple[str, ...], key: str) -> str:
+    """The kernel entry behind a store item, through the kernel's public listing."""
+    import json
+
+    found = db.sync.list(metadata={"lg_namespace": json.dumps(list(ns)), "lg_key": key}, limit=1)
+    return found[0].id
