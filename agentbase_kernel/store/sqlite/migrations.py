@@ -403,7 +403,7 @@ def m008_governance(conn: Any) -> None:
     off while they are stamped, so the migration writes no audit row per entry. Idempotent: a file
     that already has the columns keeps their values.
     """
-    from ...lifecycle.trust import ROLE_TRUST, UNKNOWN_ROLE_TRUST
+    from ..base import ROLE_TRUST, UNKNOWN_ROLE_TRUST
 
     have = {row[1] for row in conn.execute("PRAGMA table_info(entries)")}
     fresh = "trust" not in have

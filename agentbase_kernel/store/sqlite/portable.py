@@ -14,9 +14,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...errors import InvalidArgument
-from ...lifecycle.trust import default_trust
 from ...records import Scope
-from ..base import EntryFilter, iso, parse_iso
+from ..base import EntryFilter, default_trust, iso, parse_iso
 from .core import SqliteCore, dumps, loads, mapped, scope_key
 
 __all__ = ["PortableMixin"]
