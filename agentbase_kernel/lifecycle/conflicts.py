@@ -4,7 +4,8 @@ Ingest supersedes an older fact by a newer one on the same subject (``subject_ke
 the user lives). That is right when the newer fact is later and at least as trustworthy. When it
 is not clear, both are kept, flagged and listed until someone settles it (``Kernel.resolve``):
 
-- ``same_time``: both say they hold from the same moment - neither is newer;
+- ``same_time``: both say they hold from the same moment - neither is newer (within one session
+  the turn order decides: "seq orders turns; timestamps never do");
 - ``lower_trust``: the newer one is less trusted than the one it would replace (a tool's output
   overriding what the user said);
 - ``different_writers``: two agents wrote into the same scope and disagree - a newer write by
@@ -57,7 +58,8 @@ def conflict_reason(old: Entry, new: Entry) -> str | None:
     """Why ``new`` may not simply supersede ``old`` (``None``: it may)."""
     if old.l2_full == new.l2_full:
         return None
-    if _since(old) is not None and _since(old) == _since(new):
+    same_session = old.session_id is not None and old.session_id == new.session_id
+    if _since(old) is not None and _since(old) == _since(new) and not same_session:
         return "same_time"
     if new.trust < old.trust:
         return "lower_trust"

@@ -106,3 +106,12 @@ def test_async_resolve(db):
         assert done.status == "resolved"
 
     asyncio.run(main())
+
+
+def test_within_one_session_turn_order_decides_even_at_the_same_time(kernel):
+    kernel.add_messages("s", [{"role": "user", "content": "I live in Paris.", "created_at": T0},
+                              {"role": "user", "content": "Actually I moved: I live in Chicago now.",
+                               "created_at": T0}], user_id="u")
+    assert kernel.conflicts(user_id="u") == []
+    live = [e.text for e in kernel.list(user_id="u", metadata={"derived": "fact"})]
+    assert live == ["User lives in Chicago"]
