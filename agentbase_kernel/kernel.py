@@ -13,7 +13,6 @@ import copy
 import functools
 import os
 import threading
-import time
 import uuid
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from datetime import date, datetime
@@ -29,7 +28,7 @@ from .lifecycle.audit import check_kinds
 from .lifecycle.conflicts import Conflict
 from .lifecycle.permissions import Gate, Policy, Verdicts, policy_of
 from .lifecycle.trust import Writer, check_trust, writing_as
-from .records import AddResult, ContextType, Entry, FindResult, HistoryEvent, Message, Scope, Session, TraceStep
+from .records import AddResult, ContextType, Entry, FindResult, HistoryEvent, Message, Scope, Session
 from .retrieve.pipeline import MAX_TOP_K, Decomposer, Reranker, Retriever
 from .store import NO_EMBEDDER, EntryFilter, MessageRow, Store, open_store
 from .telemetry import traced
@@ -462,7 +461,7 @@ class Kernel:
         ``min_trust`` leaves out entries less trusted (in SQL, before ranking); ``trust_weight`` w
         in [0, 1] re-ranks by ``score * (1 - w + w * trust)`` (off by default: not measured to
         help, docs/lifecycle.md). Hits whose entry is in an open conflict carry its id in
-        ``hit.entry.conflicts``, and the trace has a ``conflicts`` step naming them.
+        ``hit.entry.conflicts``, and ``result.trace.conflicts`` lists those entries.
         """
         flt = self._filter(user_id=user_id, agent_id=agent_id, project_id=project_id, session_id=session_id,
                            context_type=context_type, category=category, tags=tags, role=role,
@@ -815,7 +814,6 @@ class Kernel:
     def _govern_hits(self, result: FindResult, flt: EntryFilter, trust_weight: float) -> None:
         """After retrieval: drop anything outside the reader's permissions (belt and braces: the
         filter already leaves it out), re-rank by trust when asked, flag conflicts in hits and trace."""
-        started = time.perf_counter()
         if flt.exclude_scopes:
             result.hits = [h for h in result.hits
                            if not any(all(getattr(h.entry.scope, f) == v for f, v in s.as_dict().items())
@@ -824,9 +822,7 @@ class Kernel:
             for hit in result.hits:
                 hit.score *= 1 - trust_weight + trust_weight * hit.entry.trust
             result.hits.sort(key=lambda h: -h.score)
-        flagged = self._mark_conflicts([h.entry for h in result.hits])
-        result.trace.steps.append(TraceStep("conflicts", round((time.perf_counter() - started) * 1000, 3),
-                                            len(flagged), {"flagged": flagged}))
+        result.trace.conflicts = self._mark_conflicts([h.entry for h in result.hits])
 
     def flush_lifecycle(self) -> int:
         """Write the queued reinforcement bumps (and read audit rows) now; returns entries bumped.

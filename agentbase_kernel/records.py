@@ -252,6 +252,8 @@ class Trace:
     steps: list[TraceStep] = field(default_factory=list)
     intents: list[str] = field(default_factory=list)
     degrade_reason: str | None = None
+    # ids of the returned entries that are in an open conflict (lifecycle/conflicts.py; not stored)
+    conflicts: list[str] = field(default_factory=list)
 
 
 class FindResult(Sequence[Hit]):

@@ -37,17 +37,15 @@ def ingest(k: Kernel, data: list[dict[str, Any]]) -> None:
                        user_id=session[0].conversation)
 
 
-def _phase(owner: Kernel, agent: Kernel, questions: list[tuple[str, str]], rounds: int,
-           flag_ms: list[float]) -> dict[str, list[float]]:
+def _phase(owner: Kernel, agent: Kernel, questions: list[tuple[str, str]], rounds: int) -> dict[str, list[float]]:
     times: dict[str, list[float]] = {"owner": [], "agent": []}
     for r in range(rounds):
         for i, (user, q) in enumerate(questions):
             for name in (("owner", "agent") if (i + r) % 2 else ("agent", "owner")):
                 k = owner if name == "owner" else agent
                 t = time.perf_counter()
-                found = k.find(q, user_id=user, reinforce=False)
+                k.find(q, user_id=user, reinforce=False)
                 times[name].append((time.perf_counter() - t) * 1000)
-                flag_ms.extend(s.ms for s in found.trace.steps if s.name == "conflicts")
     return times
 
 
@@ -61,14 +59,24 @@ def main() -> None:
     flag_ms: list[float] = []
     with tempfile.TemporaryDirectory() as tmp, Kernel(Path(tmp) / "bench.db", embedder="minilm") as owner:
         ingest(owner, data)
+        mark = owner._mark_conflicts
+
+        def timed_mark(entries: list[Any]) -> list[str]:
+            t0 = time.perf_counter()
+            try:
+                return mark(entries)
+            finally:
+                flag_ms.append((time.perf_counter() - t0) * 1000)
+
+        owner._mark_conflicts = timed_mark  # type: ignore[method-assign]
         agent = owner.as_agent("reader")
         for user, q in questions[:10]:  # warm caches
             owner.find(q, user_id=user, reinforce=False)
-        results = {"no policies": _phase(owner, agent, questions, args.rounds, flag_ms)}
+        results = {"no policies": _phase(owner, agent, questions, args.rounds)}
         for other in range(20):  # protected scopes of other users
             owner.grant(f"agent-{other}", user_id=f"someone-{other}", read=True, write=True)
         owner.grant("reader", user_id=questions[0][0], read=True)
-        results["21 policies"] = _phase(owner, agent, questions, args.rounds, flag_ms)
+        results["21 policies"] = _phase(owner, agent, questions, args.rounds)
         gate = agent._gate
         checks = []
         for user, _ in questions:
@@ -81,7 +89,7 @@ def main() -> None:
         diff = statistics.median(times["agent"]) - statistics.median(times["owner"])
         print(f"p50 difference, {phase}, agent - owner: {diff:+.3f} ms")
     print(f"permission check alone (21 policies, verdict cached): {_summary(checks)} us")
-    print(f"conflict-flag lookup inside find (trace step): {_summary(flag_ms)} ms")
+    print(f"conflict-flag lookup inside find: {_summary(flag_ms)} ms")
 
 
 if __name__ == "__main__":
