@@ -46,7 +46,7 @@ from langchain_core.messages import (  # noqa: E402
 from langchain_core.messages.utils import count_tokens_approximately  # noqa: E402
 from pydantic import ConfigDict, Field  # noqa: E402
 
-from agentbase_kernel import AgentBase, FindResult, Message  # noqa: E402
+from agentbase_kernel import AgentBase, Entry, Message, Prefetch  # noqa: E402
 
 __all__ = ["AgentBaseChatMessageHistory", "LangChainMemoryAdapter", "trim_start"]
 
@@ -215,8 +215,10 @@ class LangChainMemoryAdapter(BaseChatMemory):
         chain.invoke({"input": "What do I like to drink?"})
 
     ``load_memory_variables`` returns, under ``memory_key``, the recent turns of ``session_id``
-    (trimmed to ``max_token_limit`` if set) plus up to ``top_k`` memories that ``db.find``
-    retrieves for the current input in the owner's scope: a string (memories first, then the
+    (trimmed to ``max_token_limit`` if set) plus the per-turn prefetch of the owner's scope
+    (``Kernel.prefetch`` for the current input, within ``prefetch_token_budget`` tokens): their
+    profile facts, up to ``top_k`` memories relevant to the input and the ``recent_k`` newest ones,
+    leaving out what the window already shows. It is a string (memories first, then the
     ``Human:``/``AI:`` buffer) or, with ``return_messages=True``, a ``SystemMessage`` holding the
     memories followed by the turns. ``save_context`` stores the turn through the ingest pipeline.
     """
@@ -231,6 +233,8 @@ class LangChainMemoryAdapter(BaseChatMemory):
     human_prefix: str = "Human"
     ai_prefix: str = "AI"
     top_k: int = 5
+    recent_k: int = 5
+    prefetch_token_budget: int = Field(default=1000, ge=1)
     max_token_limit: int | None = None
     token_counter: Callable[[list[BaseMessage]], int] = count_tokens_approximately
     memories_header: str = "Relevant memories:"
@@ -260,18 +264,27 @@ class LangChainMemoryAdapter(BaseChatMemory):
         value = inputs[key]
         return value if isinstance(value, str) else str(value)
 
-    def _find_kwargs(self) -> dict[str, Any]:
-        return {"top_k": self.top_k, "user_id": self.owner_id, "agent_id": self.agent_id}
+    def _prefetch(self, query: str) -> Prefetch:
+        return self.db.sync.prefetch(query, user_id=self.owner_id, agent_id=self.agent_id,
+                                     token_budget=self.prefetch_token_budget, relevant_k=self.top_k,
+                                     recent_k=self.recent_k)
 
-    def _render(self, records: list[Message], hits: FindResult | None) -> dict[str, Any]:
+    def _repeats_window(self, entry: Entry, shown: list[Message]) -> bool:
+        """Whether ``entry`` only restates the window: one of its turns, or a fact ingest derived
+        from one (stamped with its turn's time, in this session)."""
+        if any(r.entry_id == entry.id for r in shown):
+            return True
+        since = shown[0].created_at if shown else None
+        return (since is not None and entry.session_id == self.session_id and entry.created_at is not None
+                and entry.metadata.get("derived") == "fact" and entry.created_at >= since)
+
+    def _render(self, records: list[Message], found: Prefetch) -> dict[str, Any]:
         messages = [_from_record(r) for r in records]
         start = trim_start(messages, self.max_token_limit, self.token_counter)
         window = messages[start:]
-        shown = {r.id for r in records[start:]}
-        # a hit made from a turn that is already in the window would only repeat it
-        memories = list(
-            dict.fromkeys(h.content for h in hits or [] if not any(p.message_id in shown for p in h.provenance))
-        )
+        shown = records[start:]
+        # profile facts first, then relevant, then recent memories (as the prefetch orders them)
+        memories = list(dict.fromkeys(e.l2_full for e in found.entries if not self._repeats_window(e, shown)))
         if self.return_messages:
             prefix: list[BaseMessage] = [SystemMessage(self._memories_block(memories))] if memories else []
             return {self.memory_key: prefix + window}
@@ -285,7 +298,7 @@ class LangChainMemoryAdapter(BaseChatMemory):
         return "\n".join([self.memories_header, *(f"- {m}" for m in memories)])
 
     def load_memory_variables(self, inputs: dict[str, Any]) -> dict[str, Any]:
-        """Recent turns plus the memories retrieved for the current input.
+        """Recent turns plus the per-turn prefetch (profile, relevant and recent memories) for the current input.
 
         Raises:
             ValueError: no ``input_key`` and the inputs (minus memory keys and ``stop``) do not
@@ -293,5 +306,4 @@ class LangChainMemoryAdapter(BaseChatMemory):
         """
         query = self._query(inputs)
         records = self.db.sync.list_messages(self.session_id)
-        hits = self.db.sync.find(query, **self._find_kwargs()) if query.strip() else None
-        return self._render(records, hits)
+        return self._render(records, self._prefetch(query))

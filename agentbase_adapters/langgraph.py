@@ -311,8 +311,11 @@ class AgentBaseStore(BaseStore):
         # The vector is added in the background (``flush()`` / ``wait_embedded()``).
         stream = "lg:" + json.dumps(list(namespace), ensure_ascii=False) if speaker else None
         role = _ROLES.get(str(value.get("role", "user")).strip().casefold(), "user")
-        self._kernel.add_memory(text, actor="langgraph", dedup=False, role=role, **record, **self._scope(namespace),
-                                stream=stream, speaker=speaker, defer_embedding=self.defer_embedding)
+        # the speaker is the actor too, as on the other paths: "what did Caroline say" ranks her items up,
+        # and a later statement supersedes an earlier one of the same speaker only
+        self._kernel.add_memory(text, actor=speaker or "langgraph", dedup=False, role=role, **record,
+                                **self._scope(namespace), stream=stream, speaker=speaker,
+                                defer_embedding=self.defer_embedding)
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         selected = {**_namespace_meta(op.namespace_prefix), **_value_filter(op.filter or {})}

@@ -15,6 +15,7 @@ from .errors import (
     ClosedError,
     DatabaseLocked,
     DuplicateEntry,
+    EmbedderUnavailable,
     EmbeddingMismatch,
     EntryNotFound,
     IntegrityError,
@@ -29,6 +30,7 @@ from .errors import (
     StorageError,
 )
 from .kernel import AgentBase, Kernel
+from .lifecycle import AuditEvent, Prefetch
 from .records import (
     AddResult,
     ContextType,
@@ -55,12 +57,14 @@ __all__ = [
     "AddResult",
     "AgentBase",
     "AgentBaseError",
+    "AuditEvent",
     "ClosedError",
     "Config",
     "ContextType",
     "DatabaseLocked",
     "DuplicateEntry",
     "Embedder",
+    "EmbedderUnavailable",
     "EmbeddingMismatch",
     "Entry",
     "EntryNotFound",
@@ -76,6 +80,7 @@ __all__ = [
     "NotFoundError",
     "OpenAICompatibleEmbedder",
     "PermissionDenied",
+    "Prefetch",
     "Provenance",
     "SchemaTooNew",
     "Scope",

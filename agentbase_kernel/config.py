@@ -14,7 +14,7 @@ from typing import Any
 
 from .errors import InvalidArgument
 
-__all__ = ["Config", "IngestConfig", "LifecycleConfig", "RetrievalConfig", "StorageConfig", "default_path"]
+__all__ = ["Config", "EmbedderConfig", "IngestConfig", "LifecycleConfig", "RetrievalConfig", "StorageConfig", "default_path"]
 
 
 def default_path() -> Path:
@@ -129,16 +129,66 @@ class LifecycleConfig:
     audit_reads: bool = False
     # the log keeps this many rows; the oldest are pruned
     audit_max_rows: int = 100_000
+    # importance, decay, capacity, consolidation (lifecycle/rank.py, capacity.py, consolidate.py).
+    # The composite rank term w_sim*relevance + w_rec*0.5^(age/half_life) + w_imp*importance +
+    # w_acc*access is off: it did not measure positive on both dev sets (docs/lifecycle.md)
+    rank_composite: bool = False
+    rank_w_sim: float = 1.0
+    rank_w_rec: float = 0.1
+    rank_w_imp: float = 0.1
+    rank_w_acc: float = 0.05
+    half_life_days: float = 30.0
+    # live entries one scope keeps (0: no limit); over it, the lowest by importance + recency +
+    # access are archived. Per scope: Kernel.set_capacity
+    max_items_per_scope: int = 0
+    # fold older, low-importance memories of a scope into a summary after every N writes to it
+    # (0: only when Kernel.consolidate is called), on a background thread
+    consolidate_every_writes: int = 0
+    consolidate_older_than_days: float = 30.0
+    consolidate_max_importance: float = 0.6
+    consolidate_min_items: int = 3
 
     def __post_init__(self) -> None:
         if self.reinforce_flush_seconds <= 0:
             raise InvalidArgument("lifecycle.reinforce_flush_seconds must be > 0")
         if self.audit_max_rows < 1:
             raise InvalidArgument("lifecycle.audit_max_rows must be >= 1")
+        if min(self.rank_w_sim, self.rank_w_rec, self.rank_w_imp, self.rank_w_acc) < 0 or \
+                self.rank_w_sim + self.rank_w_rec + self.rank_w_imp + self.rank_w_acc <= 0:
+            raise InvalidArgument("lifecycle.rank_w_* must be >= 0 and not all 0")
+        if self.half_life_days <= 0:
+            raise InvalidArgument("lifecycle.half_life_days must be > 0")
+        if self.max_items_per_scope < 0 or self.consolidate_every_writes < 0:
+            raise InvalidArgument("lifecycle.max_items_per_scope and consolidate_every_writes must be >= 0")
+        if self.consolidate_older_than_days < 0 or not 0 <= self.consolidate_max_importance <= 1:
+            raise InvalidArgument("lifecycle.consolidate_older_than_days must be >= 0 and "
+                                  "consolidate_max_importance in [0, 1]")
+        if self.consolidate_min_items < 2:
+            raise InvalidArgument("lifecycle.consolidate_min_items must be >= 2")
+
+
+@dataclass(frozen=True)
+class EmbedderConfig:
+    """A remote embedder's timeout and circuit breaker (docs/lifecycle.md, "Fail-open remote embedders")."""
+
+    # seconds per HTTP request; a slower answer counts as a failure
+    timeout_seconds: float = 10.0
+    # the breaker opens after this many failures in a row: no request goes out while it is open
+    breaker_failures: int = 3
+    # then, after this long, one trial request goes out (half-open); success closes it
+    breaker_cooldown_seconds: float = 30.0
+
+    def __post_init__(self) -> None:
+        if self.timeout_seconds <= 0:
+            raise InvalidArgument("embedder.timeout_seconds must be > 0")
+        if self.breaker_failures < 1:
+            raise InvalidArgument("embedder.breaker_failures must be >= 1")
+        if self.breaker_cooldown_seconds < 0:
+            raise InvalidArgument("embedder.breaker_cooldown_seconds must be >= 0")
 
 
 _SECTIONS = {"storage": StorageConfig, "ingest": IngestConfig, "retrieval": RetrievalConfig,
-             "lifecycle": LifecycleConfig}
+             "lifecycle": LifecycleConfig, "embedder": EmbedderConfig}
 
 
 @dataclass(frozen=True)
@@ -149,6 +199,7 @@ class Config:
     ingest: IngestConfig = field(default_factory=IngestConfig)
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
     lifecycle: LifecycleConfig = field(default_factory=LifecycleConfig)
+    embedder: EmbedderConfig = field(default_factory=EmbedderConfig)
 
     @classmethod
     def load(cls, file: str | os.PathLike[str] | None = None, env: dict[str, str] | None = None) -> Config:

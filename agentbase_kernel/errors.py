@@ -17,6 +17,7 @@ reaches a caller. Each class also subclasses the builtin that callers already ca
     │   ├── EmbeddingMismatch
     │   └── IntegrityError
     ├── ClosedError (RuntimeError)
+    ├── EmbedderUnavailable (ConnectionError)
     ├── PermissionDenied (PermissionError)
     └── MissingDependency (ImportError)
 """
@@ -28,6 +29,7 @@ __all__ = [
     "ClosedError",
     "DatabaseLocked",
     "DuplicateEntry",
+    "EmbedderUnavailable",
     "EmbeddingMismatch",
     "EntryNotFound",
     "IntegrityError",
@@ -127,6 +129,20 @@ class IntegrityError(StorageError):
 
 class ClosedError(AgentBaseError, RuntimeError):
     """The database has been closed."""
+
+
+class EmbedderUnavailable(AgentBaseError, ConnectionError):
+    """A remote embedder failed, timed out, or its circuit breaker is open.
+
+    Writes never raise it (their vectors are queued and backfilled) and ``find`` degrades to
+    FTS + NER instead; direct ``embed`` calls and ``rebuild`` do raise it. ``retry_in`` is how many
+    seconds until the breaker lets a call through again (0 when it may be tried now).
+    """
+
+    def __init__(self, message: str, *, reason: str, retry_in: float = 0.0) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.retry_in = retry_in
 
 
 class PermissionDenied(AgentBaseError, PermissionError):

@@ -15,7 +15,7 @@ import os
 import threading
 import uuid
 from collections.abc import Callable, Coroutine, Iterable, Sequence
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
@@ -25,12 +25,18 @@ from .errors import ClosedError, EntryNotFound, InvalidArgument, ScopeError
 from .ingest.pipeline import Ingestor, validate_text
 from .lifecycle import AuditEvent, Prefetch, Reinforcer
 from .lifecycle.audit import check_kinds
+from .lifecycle.capacity import effective_capacity, enforce
 from .lifecycle.conflicts import Conflict
+from .lifecycle.consolidate import Consolidation
+from .lifecycle.importance import check_importance
 from .lifecycle.permissions import Gate, Policy, Verdicts, policy_of
+from .lifecycle.rank import CompositeRank
+from .lifecycle.schedule import ConsolidationSchedule
 from .lifecycle.trust import Writer, check_trust, writing_as
 from .records import AddResult, ContextType, Entry, FindResult, HistoryEvent, Message, Scope, Session
 from .retrieve.pipeline import MAX_TOP_K, Decomposer, Reranker, Retriever
 from .store import NO_EMBEDDER, EntryFilter, MessageRow, Store, open_store
+from .store.base import utcnow
 from .telemetry import traced
 
 __all__ = ["AgentBase", "Kernel"]
@@ -80,6 +86,7 @@ class Kernel:
         self._ingestor: Ingestor | None = None
         self._retriever: Retriever | None = None
         self._reinforcer: Reinforcer | None = None
+        self._schedule: ConsolidationSchedule | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------
     def initialize(self) -> Kernel:
@@ -94,6 +101,7 @@ class Kernel:
                 root = self._root
                 self._store, self.embedder, self.ner = root._store, root.embedder, root.ner
                 self._ingestor, self._retriever, self._reinforcer = root._ingestor, root._retriever, root._reinforcer
+                self._schedule = root._schedule
             return store
         if self._closed:
             raise ClosedError("Cannot use the database, as it has been closed.")
@@ -102,6 +110,7 @@ class Kernel:
         with self._open_lock:
             if self._store is None:
                 from .text.embedders import get_embedder
+                from .text.embedders.remote import prepare_remote
                 from .text.ner import load_ner
 
                 store = open_store(self.path, self.config.storage, create=self._create)
@@ -112,6 +121,7 @@ class Kernel:
                         spec = None  # "auto" opens a file written without an embedder as it was written
                     embedder = get_embedder(spec)
                     if embedder is not None:
+                        prepare_remote(embedder, self.config.embedder, store.meta())  # fail-open HTTP embedders
                         store.check_embedder(embedder.name, embedder.dim)
                 except BaseException:
                     store.close()
@@ -130,6 +140,9 @@ class Kernel:
                     store.close()
                     raise
                 self._reinforcer = Reinforcer(store, interval=lifecycle.reinforce_flush_seconds)
+                if lifecycle.rank_composite:
+                    self._retriever.rank_term = CompositeRank(store, lifecycle)
+                self._schedule = ConsolidationSchedule(lifecycle.consolidate_every_writes, self._consolidate_now)
                 self._store = store
                 # texts a killed process stored without their (deferred) vectors: embedded in the background
                 self._ingestor.resume()
@@ -157,6 +170,8 @@ class Kernel:
         if self._root is not self:
             self._root.close(wait_embedded=wait_embedded)
             return
+        if self._schedule is not None:
+            self._schedule.close()
         if self._reinforcer is not None:
             self._reinforcer.close()
         if self._ingestor is not None:
@@ -234,12 +249,18 @@ class Kernel:
         self.close()
 
     def info(self) -> dict[str, Any]:
-        """What this kernel runs with: file, schema, vector backend, NER stage, embedder."""
+        """What this kernel runs with: file, schema, vector backend, NER stage, embedder; for a remote
+        embedder its circuit breaker (``embedder_breaker``), and the texts still waiting for a vector
+        (``vector_backlog``)."""
+        from .text.embedders.remote import breaker_state
+
         store = self._ready()
         return {"path": str(self.path), "schema_version": store.schema_version(), "journal_mode": store.journal_mode(),
                 "vector_backend": store.vector_backend,
                 "ner_stage": self.ingestor.ner_stage,
-                "embedder": getattr(self.embedder, "name", None), "dim": getattr(self.embedder, "dim", None)}
+                "embedder": getattr(self.embedder, "name", None), "dim": getattr(self.embedder, "dim", None),
+                "embedder_breaker": breaker_state(self.embedder),
+                "vector_backlog": len(store.hashes_without_vector()) if self.embedder is not None else 0}
 
     def stats(self) -> dict[str, int]:
         """Row counts of the whole file: ``entries`` (expired and superseded too), ``entries_valid``,
@@ -256,7 +277,7 @@ class Kernel:
                    expires_at: datetime | date | str | None = None, infer: bool = False,
                    entry_id: str | None = None, dedup: bool = True, stream: str | None = None,
                    defer_embedding: bool | None = None, speaker: str | None = None,
-                   trust: float | None = None) -> AddResult:
+                   trust: float | None = None, importance: float | None = None) -> AddResult:
         """Store one memory verbatim (plus facts when ``infer``). An exact duplicate is a NOOP.
 
         ``dedup=False`` keeps this entry even when the scope already holds the same text (for
@@ -272,6 +293,8 @@ class Kernel:
         (``wait_embedded()``; ``close()`` waits for it).
 
         ``trust`` (0..1) overrides the default its ``role`` gives (``lifecycle/trust.py``).
+        ``importance`` in [0, 1] ranks the memory for capacity and consolidation (and the optional
+        composite rank term); ``None`` lets the rule decide (``lifecycle/importance.py``).
 
         Raises:
             InvalidArgument: empty text, bad types, or malformed ids.
@@ -282,10 +305,10 @@ class Kernel:
                                  actor=actor, context_type=context_type, confidence=confidence, created_at=created_at,
                                  valid_from=valid_from, expires_at=expires_at, infer=infer, entry_id=entry_id,
                                  dedup=dedup, stream=stream, defer_embedding=defer_embedding, speaker=speaker,
-                                 trust=trust)
+                                 trust=trust, importance=importance)
         self._check_items([item], "add_memory")
         with self._writing():
-            return self.ingestor.add_many([item])[0]
+            return self._wrote(self.ingestor.add_many([item]))[0]
 
     def _check_items(self, items: builtins.list[dict[str, Any]], operation: str) -> None:
         if self._agent is not None:
@@ -306,7 +329,7 @@ class Kernel:
             prepared.append(check.memory_item(item["text"], **{k: v for k, v in item.items() if k != "text"}))
         self._check_items(prepared, "add_memories")
         with self._writing():
-            return self.ingestor.add_many(prepared, progress=progress)
+            return self._wrote(self.ingestor.add_many(prepared, progress=progress))
 
     def get(self, entry_id: str, *, user_id: str | None = None, agent_id: str | None = None,
             project_id: str | None = None, session_id: str | None = None) -> Entry:
@@ -319,7 +342,7 @@ class Kernel:
                project_id: str | None = None, session_id: str | None = None, text: str | None = None,
                metadata: dict[str, Any] | None = None, tags: Sequence[str] | None = None,
                category: str | None = None, expires_at: Any = _UNSET, confidence: float | None = None,
-               actor: str | None = None) -> Entry:
+               actor: str | None = None, importance: float | None = None) -> Entry:
         """Change an entry in place; a new text goes through ingest (``Ingestor.update``) as on insert."""
         scope = check.scope_of(user_id, agent_id, project_id, session_id)
         store = self._ready()
@@ -340,6 +363,8 @@ class Kernel:
             if not isinstance(confidence, (int, float)) or isinstance(confidence, bool) or not 0 <= confidence <= 1:
                 raise InvalidArgument(f"confidence must be a number in [0, 1], got {confidence!r}")
             changes["confidence"] = float(confidence)
+        if importance is not None:
+            changes["importance"] = check_importance(importance)
         if self._agent is not None:  # judged before the transaction, so that the denial's audit row stays
             self._check_entry("write", store.get_entry(entry_id, scope), "update")
         with store.transaction():
@@ -365,7 +390,7 @@ class Kernel:
             raise ScopeError("delete_all needs at least one of user_id, agent_id, project_id, session_id - "
                              "use reset() to wipe the whole database")
         flt = EntryFilter(scope=scope, include_expired=True, include_invalid=True,
-                          metadata=check.metadata_filter(metadata))
+                          metadata=check.metadata_filter(metadata), archived=None)
         flt.exclude_scopes = self._gate.check("write", scope, "delete_all")
         return self._ready().delete_entries(flt)
 
@@ -377,20 +402,22 @@ class Kernel:
     def _filter(self, *, user_id: Any = None, agent_id: Any = None, project_id: Any = None, session_id: Any = None,
                 context_type: Any = None, category: Any = None, tags: Any = None, role: Any = None,
                 include_expired: bool = False, include_invalid: bool = False, as_of: Any = None,
-                metadata: Any = None, since: Any = None, until: Any = None, min_trust: Any = None,
-                operation: str = "list") -> EntryFilter:
+                metadata: Any = None, since: Any = None, until: Any = None, archived: Any = False,
+                min_trust: Any = None, operation: str = "list") -> EntryFilter:
         if context_type is not None:
             try:
                 context_type = ContextType(getattr(context_type, "value", context_type)).value
             except ValueError:
                 raise InvalidArgument(f"context_type must be one of memory, resource, skill; got {context_type!r}") from None
+        if archived not in (False, True, None):
+            raise InvalidArgument(f"archived must be False, True or None (both), got {archived!r}")
         scope = check.scope_of(user_id, agent_id, project_id, session_id)
         return EntryFilter(
             scope=scope, context_type=context_type, category=category,
             tags=tuple(check.tags(tags)) if tags is not None else None, role=role, include_expired=include_expired,
             include_invalid=include_invalid, as_of=check.when(as_of, "as_of"),
             metadata=check.metadata_filter(metadata),
-            since=check.when(since, "since"), until=check.when(until, "until"),
+            since=check.when(since, "since"), until=check.when(until, "until"), archived=archived,
             min_trust=check_trust(min_trust),
             exclude_scopes=self._gate.check("read", scope, operation) if self._agent is not None else ())
 
@@ -399,15 +426,17 @@ class Kernel:
              tags: Sequence[str] | None = None, role: str | None = None, include_expired: bool = False,
              include_invalid: bool = False, as_of: datetime | None = None, metadata: dict[str, Any] | None = None,
              since: datetime | None = None, until: datetime | None = None, limit: int | None = 100,
-             offset: int = 0, order: str = "asc", min_trust: float | None = None) -> builtins.list[Entry]:
-        """Entries in creation order, filtered; ``limit=None`` for all. ``min_trust`` leaves out
-        entries less trusted (``Entry.trust``)."""
+             offset: int = 0, order: str = "asc", archived: bool | None = False,
+             min_trust: float | None = None) -> builtins.list[Entry]:
+        """Entries in creation order, filtered; ``limit=None`` for all. ``archived=True`` lists only
+        archived entries (capacity, consolidation), ``None`` both. ``min_trust`` leaves out entries
+        less trusted (``Entry.trust``)."""
         if order not in ("asc", "desc"):
             raise InvalidArgument(f"order must be 'asc' or 'desc', got {order!r}")
         flt = self._filter(user_id=user_id, agent_id=agent_id, project_id=project_id, session_id=session_id,
                            context_type=context_type, category=category, tags=tags, role=role,
                            include_expired=include_expired, include_invalid=include_invalid, as_of=as_of,
-                           metadata=metadata, since=since, until=until, min_trust=min_trust)
+                           metadata=metadata, since=since, until=until, archived=archived, min_trust=min_trust)
         return self._with_access(self._ready().list_entries(flt, limit=check.limit(limit),
                                                             offset=check.limit(offset, "offset") or 0, order=order))
 
@@ -622,6 +651,7 @@ class Kernel:
         with self._writing(), store.transaction():
             session, _ = store.ensure_session(sid, scope, None)
             check.require_scope(session, scope)
+            written = Scope(**session.scope.as_dict(), session_id=sid)
             stored: builtins.list[Message] = []
             for i, item in enumerate(items):
                 pos = None if position is None else position + i
@@ -629,6 +659,8 @@ class Kernel:
             turns = [m for m, item in zip(stored, items) if item["ingest"]]
             self.ingestor.add_turns(session, stored, turns, appended=position is None, progress=progress)
             ids = [m.id for m in stored]
+        if turns:
+            self._after_write({written})
         return [store.get_message(sid, mid) for mid in ids]
 
     def list_messages(self, session_id: str, *, status: str | None = None, limit: int | None = None,
@@ -738,13 +770,20 @@ class Kernel:
         writes or on opening a file a killed process left), texts without a vector are its backlog
         and do not count as missing.
         """
+        from .text.embedders.remote import breaker_state
+
         before = self.ingestor.pending
         report = self._ready().verify()
         pending = max(before, self.ingestor.pending)  # the worker may finish a batch during the check
         report["embedding_pending"] = pending
         if self.embedder is None:
             report["texts_without_vector"] = 0
-        report["ok"] = report["ok"] and (report["texts_without_vector"] == 0 or pending > 0)
+        # a remote embedder that is down leaves a backlog by design (fail-open): not a broken file
+        breaker = breaker_state(self.embedder)
+        report["embedder_breaker"] = breaker
+        report["vector_backlog"] = report["texts_without_vector"]
+        waiting = pending > 0 or (breaker is not None and breaker["state"] != "closed")
+        report["ok"] = report["ok"] and (report["texts_without_vector"] == 0 or waiting)
         return report
 
     def rebuild(self) -> dict[str, Any]:
@@ -768,7 +807,7 @@ class Kernel:
         from .portable import write_export
 
         flt = EntryFilter(scope=check.scope_of(user_id, agent_id, project_id, session_id), include_expired=True,
-                          include_invalid=True, metadata=check.metadata_filter(metadata))
+                          include_invalid=True, metadata=check.metadata_filter(metadata), archived=None)
         # an export copies sessions and messages too: it runs only where the agent may read everything
         self._gate.check("read", flt.scope, "export", whole=True)
         filters = {k: v for k, v in {**flt.scope.as_dict(), "metadata": flt.metadata}.items() if v is not None}
@@ -876,6 +915,127 @@ class Kernel:
         scope = check.scope_of(user_id, agent_id, project_id, session_id).as_dict()
         return build_prefetch(self, user_message, scope, token_budget=token_budget, relevant_k=relevant_k,
                               recent_k=recent_k, reinforce=reinforce)
+
+    # -- lifecycle: capacity, archival, consolidation (docs/lifecycle.md) ------------------------
+    def _wrote(self, results: builtins.list[AddResult]) -> builtins.list[AddResult]:
+        """After a write: capacity and the consolidation schedule for each scope written to (a NOOP
+        may have brought an archived entry back). What the write stored is archived last."""
+        entries = [r.entry for r in results] + [f.entry for r in results for f in r.facts]
+        self._after_write({e.scope for e in entries}, protect={e.id for e in entries})
+        return results
+
+    def _after_write(self, scopes: set[Scope], protect: set[str] | frozenset[str] = frozenset()) -> None:
+        store = self._ready()
+        lifecycle = self.config.lifecycle
+        for scope in scopes:
+            enforce(store, scope, default=lifecycle.max_items_per_scope, half_life_days=lifecycle.half_life_days,
+                    protect=protect)
+        assert self._schedule is not None
+        self._schedule.wrote(scopes)
+
+    def archive(self, entry_id: str, *, user_id: str | None = None, agent_id: str | None = None,
+                project_id: str | None = None, session_id: str | None = None, actor: str | None = None) -> Entry:
+        """Take an entry out of search and default reads, keeping it (an ARCHIVE history event and
+        an ``archive`` audit row). ``restore`` brings it back. Archiving an archived entry is a no-op."""
+        scope = check.scope_of(user_id, agent_id, project_id, session_id)
+        store = self._ready()
+        entry = self._check_entry("write", store.get_entry(check.entry_id(entry_id), scope), "archive")
+        store.archive_entries([entry.id], reason="manual", actor=actor)
+        return self._with_access([store.get_entry(entry.id)])[0]
+
+    def restore(self, entry_id: str, *, user_id: str | None = None, agent_id: str | None = None,
+                project_id: str | None = None, session_id: str | None = None, actor: str | None = None) -> Entry:
+        """Bring an archived entry back into search (a RESTORE event, a ``restore`` audit row).
+
+        If its scope is at capacity, the scope's lowest-scoring other entry is archived instead.
+        ``EntryNotFound`` when missing or outside the scope; restoring a live entry is a no-op."""
+        scope = check.scope_of(user_id, agent_id, project_id, session_id)
+        store = self._ready()
+        entry = self._check_entry("write", store.get_entry(check.entry_id(entry_id), scope), "restore")
+        if store.restore_entries([entry.id], actor=actor):
+            lifecycle = self.config.lifecycle
+            enforce(store, entry.scope, default=lifecycle.max_items_per_scope,
+                    half_life_days=lifecycle.half_life_days, protect={entry.id}, actor=actor)
+        return self._with_access([store.get_entry(entry.id)])[0]
+
+    def set_capacity(self, max_items: int | None, *, user_id: str | None = None, agent_id: str | None = None,
+                     project_id: str | None = None, session_id: str | None = None) -> builtins.list[str]:
+        """Set how many live entries exactly this scope keeps (0: no limit; ``None``: back to
+        ``lifecycle.max_items_per_scope``), stored in the file for every process. Applies at once:
+        returns the ids it archived."""
+        scope = check.scope_of(user_id, agent_id, project_id, session_id)
+        if scope.is_empty:
+            raise ScopeError("set_capacity needs at least one of user_id, agent_id, project_id, session_id - "
+                             "lifecycle.max_items_per_scope is the default for every scope")
+        if max_items is not None:
+            check.count(max_items, "max_items")
+        self._gate.check("write", scope, "set_capacity", exact=True)
+        store = self._ready()
+        store.set_scope_capacity(scope, max_items)
+        lifecycle = self.config.lifecycle
+        return enforce(store, scope, default=lifecycle.max_items_per_scope, half_life_days=lifecycle.half_life_days)
+
+    def capacity(self, *, user_id: str | None = None, agent_id: str | None = None, project_id: str | None = None,
+                 session_id: str | None = None) -> dict[str, int]:
+        """``{"max_items": cap (0: no limit), "live": live entries}`` of exactly this scope."""
+        scope = check.scope_of(user_id, agent_id, project_id, session_id)
+        self._gate.check("read", scope, "capacity", exact=True)
+        store = self._ready()
+        return {"max_items": effective_capacity(store, scope, self.config.lifecycle.max_items_per_scope),
+                "live": store.scope_size(scope)}
+
+    def consolidate(self, *, user_id: str | None = None, agent_id: str | None = None, project_id: str | None = None,
+                    session_id: str | None = None, older_than: timedelta | float | datetime | None = None,
+                    max_importance: float | None = None, min_items: int | None = None,
+                    summarizer: Callable[[str], str] | None = None, actor: str | None = None) -> Consolidation:
+        """Fold exactly this scope's older, low-importance memories into one summary entry.
+
+        Sources: live entries created before ``older_than`` (a ``timedelta`` or days before now, or
+        a cutoff ``datetime``; default ``lifecycle.consolidate_older_than_days``) with importance
+        <= ``max_importance`` (default ``lifecycle.consolidate_max_importance``), at least
+        ``min_items`` of them. The summary (category ``consolidation``) links to each source
+        (``consolidates``); the sources are archived. Rule-based unless ``summarizer(text) -> str``
+        is given. Idempotent: a second run finds nothing to fold and returns an empty result.
+        """
+        from .lifecycle.consolidate import consolidate as run
+
+        scope = check.scope_of(user_id, agent_id, project_id, session_id)
+        if scope.is_empty:
+            raise ScopeError("consolidate needs at least one of user_id, agent_id, project_id, session_id")
+        self._gate.check("write", scope, "consolidate", exact=True)
+        lifecycle = self.config.lifecycle
+        if older_than is None:
+            older_than = lifecycle.consolidate_older_than_days
+        if isinstance(older_than, datetime):
+            cutoff = check.when(older_than, "older_than")
+        elif isinstance(older_than, timedelta):
+            cutoff = utcnow() - older_than
+        elif isinstance(older_than, (int, float)) and not isinstance(older_than, bool) and older_than >= 0:
+            cutoff = utcnow() - timedelta(days=older_than)
+        else:
+            raise InvalidArgument(f"older_than must be a timedelta, days >= 0 or a datetime, got {older_than!r}")
+        max_importance = check_importance(lifecycle.consolidate_max_importance if max_importance is None
+                                          else max_importance)
+        min_items = lifecycle.consolidate_min_items if min_items is None else check.count(min_items, "min_items")
+        if summarizer is not None and not callable(summarizer):
+            raise InvalidArgument(f"summarizer must be callable, got {type(summarizer).__name__}")
+        result = run(self, scope, cutoff=cutoff, max_importance=max_importance or 0.0, min_items=max(2, min_items),
+                     summarizer=summarizer, actor=actor)
+        if result.summary is not None:
+            enforce(self._ready(), scope, default=lifecycle.max_items_per_scope, half_life_days=lifecycle.half_life_days,
+                    protect={result.summary.id})
+        return result
+
+    def _consolidate_now(self, scope: Scope) -> Consolidation:
+        """The background schedule's job: consolidate with the configured settings."""
+        return self.consolidate(**scope.as_dict(), actor="agentbase:schedule")
+
+    def wait_consolidated(self, timeout: float | None = None) -> bool:
+        """Block until the background consolidations queued by ``lifecycle.consolidate_every_writes``
+        have run (``False`` if ``timeout`` ran out first)."""
+        self._ready()
+        assert self._schedule is not None
+        return self._schedule.idle(timeout)
 
     # -- governance: permissions and conflicts (issue 22, docs/lifecycle.md) --------------------
     def grant(self, agent: str, *, user_id: str | None = None, agent_id: str | None = None,
@@ -1053,6 +1213,12 @@ class AgentBase:
     flush_lifecycle = _in_thread(Kernel.flush_lifecycle)
     audit = _in_thread(Kernel.audit)
     prefetch = _in_thread(Kernel.prefetch)
+    archive = _in_thread(Kernel.archive)
+    restore = _in_thread(Kernel.restore)
+    set_capacity = _in_thread(Kernel.set_capacity)
+    capacity = _in_thread(Kernel.capacity)
+    consolidate = _in_thread(Kernel.consolidate)
+    wait_consolidated = _in_thread(Kernel.wait_consolidated)
     grant = _in_thread(Kernel.grant)
     revoke = _in_thread(Kernel.revoke)
     policies = _in_thread(Kernel.policies)

@@ -106,6 +106,10 @@ class Entry:
     # reinforcement (issue 22): how often ``find`` returned this entry, and when last
     access_count: int = 0
     last_accessed_at: datetime | None = None
+    # lifecycle (issue 22): how much the entry matters in [0, 1] (the caller's, or rule-based at
+    # ingest: lifecycle/importance.py), and when capacity or consolidation archived it (None: live)
+    importance: float = 0.5
+    archived_at: datetime | None = None
     # provenance and trust (issue 22, lifecycle/trust.py): how far to believe it, which path and agent wrote it
     trust: float = 1.0
     source: str | None = None

@@ -158,7 +158,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         # --jobs N: N worker processes at once (each still measures one system on one set)
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
             # in --systems order, each system on every set before the next: a run stopped early has whole rows
-            futures = [pool.submit(measure, path, system, Path(tmp)) for system in names for path in paths]
+            # (--by-set: every system on the first set before the next set: a run stopped early has whole sets)
+            order = ([(path, system) for path in paths for system in names] if args.by_set
+                     else [(path, system) for system in names for path in paths])
+            futures = [pool.submit(measure, path, system, Path(tmp)) for path, system in order]
             for future in futures:
                 future.result()
     save()
@@ -284,8 +287,11 @@ def cmd_store_scale_one(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .report import render
+    from .report import readme_table, render
 
+    if args.readme_table:
+        print(readme_table(Path(args.results_dir)))
+        return 0
     print(f"wrote {render(Path(args.results_dir))}")
     return 0
 
@@ -309,6 +315,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--jobs", type=int, default=1,
                    help="worker processes at once (default 1: every system measured alone, one after another)")
     p.add_argument("--smoke", action="store_true", help="stand-in embedder and regex NER: for tests, not results")
+    p.add_argument("--by-set", action="store_true",
+                   help="every system on one set before the next set (default: each system on every set in turn)")
     common(p)
     p.set_defaults(func=cmd_run)
 
@@ -364,6 +372,7 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=cmd_merge)
 
     p = sub.add_parser("report", help="re-render RESULTS.md and the charts from results/*.json")
+    p.add_argument("--readme-table", action="store_true", help="print the README's results table instead")
     common(p)
     p.set_defaults(func=cmd_report)
 

@@ -358,6 +358,30 @@ def charts(run: dict[str, Any] | None, scale: dict[str, Any] | None, outdir: Pat
         plt.close(fig)
 
 
+def readme_table(outdir: Path) -> str:
+    """The README's results table: hit@1 / hit@10 per dev set and speed, one row per system, from run.json."""
+    run = _load(outdir / "results" / "run.json")
+    if not run:
+        raise SystemExit(f"no run in {outdir / 'results' / 'run.json'}: python -m benchmarks run first")
+    sets = _sets(run)
+    order: dict[str, str] = {}
+    for entry in sets.values():
+        for s in entry["systems"]:
+            order.setdefault(s["system"], s["label"])
+    head = "| same text for every system | " + " | ".join(
+        f"{name} hit@1 / hit@10" + (" (in-sample)" if name in IN_SAMPLE else "") for name in sets) + " | " + " | ".join(
+        f"{name} ingest turns/s, search p50 ms" for name in sets) + " |"
+    lines = [head, "|---|" + "---:|" * (2 * len(sets))]
+    for key, label in order.items():
+        cells, speed = [], []
+        for entry in sets.values():
+            s = next((x for x in entry["systems"] if x["system"] == key), None)
+            cells.append(f"{_scores(s)['hit@1']:.3f} / {_scores(s)['hit@10']:.3f}" if s else "–")
+            speed.append(f"{s['ingest_per_s']:,.1f}, {s['search_p50_ms']:,.0f}" if s else "–")
+        lines.append(f"| {label} | " + " | ".join(cells + speed) + " |")
+    return "\n".join(lines)
+
+
 def render(outdir: Path) -> Path:
     """Write ``RESULTS.md`` and the charts into ``outdir`` from ``outdir/results/*.json``."""
     run = _load(outdir / "results" / "run.json")

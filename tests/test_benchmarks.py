@@ -124,7 +124,7 @@ def test_swap_paths_run_beside_the_framework_they_replace():
 
 def test_quick_run_on_two_sets_writes_per_kind_rows_and_the_report(tiny, assistant, tmp_path):
     out = tmp_path / "out"
-    assert cli.main(["run", "--quick", "--smoke", "--data", str(tiny), "--data", str(assistant),
+    assert cli.main(["run", "--quick", "--smoke", "--data", str(tiny), "--data", str(assistant), "--by-set",
                      "--systems", "agentbase,fts5", "--results-dir", str(out), "--no-progress"]) == 0
     run = json.loads((out / "results" / "run.json").read_text())
     assert list(run["sets"]) == ["tiny", "assistant"] and run["quick"]
@@ -153,6 +153,8 @@ def test_quick_run_on_two_sets_writes_per_kind_rows_and_the_report(tiny, assista
     run["sets"] = {"locomo": run["sets"]["tiny"]}
     (out / "results" / "run.json").write_text(json.dumps(run))
     assert "in-sample" in report.render(out).read_text()
+    table = report.readme_table(out)  # the README's table, from the same run.json
+    assert "| plain FTS5 BM25 | " in table and "locomo hit@1 / hit@10 (in-sample)" in table
 
 
 def test_run_refuses_a_missing_dev_set(tmp_path):

@@ -12,9 +12,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from agentbase_kernel import Entry, Hit, Kernel, Message, Session
+
+from ._sessions import context
 from ._wire import epoch, invalid, json_type, new_id
 
-__all__ = ["RUN_ARGUMENTS", "add_run", "check_reply", "fail", "finish", "new_run", "run_message_ids", "window"]
+__all__ = ["RUN_ARGUMENTS", "add_run", "check_reply", "fail", "finish", "new_run", "run_context", "run_message_ids",
+           "window"]
+
+#: how many tokens of memories a run's responder gets by default (``Kernel.prefetch``'s budget)
+CONTEXT_TOKEN_BUDGET = 1000
 
 RUN_ARGUMENTS = (
     "model",
@@ -76,6 +83,39 @@ def new_run(
             for key, value in (options or {}).items()
             if key in RUN_OPTIONS or key == "parallel_tool_calls"
         },
+    }
+
+
+def run_context(kernel: Kernel, session: Session, query: str | None, records: list[Message], *,
+                token_budget: int) -> list[dict[str, Any]]:
+    """The memories a run's responder gets: ``Kernel.prefetch`` for the last user message.
+
+    The user's profile facts (read across their threads), then the memories most relevant to the
+    message and the thread's most recent ones, deduplicated and within ``token_budget`` tokens.
+    Each item has ``retrieve_context``'s keys (``score`` is ``None`` outside the relevant section)
+    plus ``section``: ``profile``, ``relevant`` or ``recent``.
+    """
+    scope: dict[str, Any] = {**session.scope.as_dict(), "session_id": session.id}
+    found = kernel.prefetch(query or "", token_budget=token_budget, relevant_k=5, **scope)
+    message_of = {r.entry_id: r.id for r in records if r.entry_id}
+    out: list[dict[str, Any]] = []
+    sections: tuple[tuple[str, list[Any]], ...] = (
+        ("profile", found.profile), ("relevant", found.relevant), ("recent", found.recent))
+    for name, items in sections:
+        for item in items:
+            out.append({**(context(item) if isinstance(item, Hit) else _entry_context(item, message_of)),
+                        "section": name})
+    return out
+
+
+def _entry_context(entry: Entry, message_of: Mapping[str, str]) -> dict[str, Any]:
+    return {
+        "id": entry.id,
+        "content": entry.l2_full,
+        "score": None,
+        "role": entry.role,
+        "message_ids": [message_of[entry.id]] if entry.id in message_of else [],
+        "created_at": epoch(entry.created_at),
     }
 
 

@@ -20,9 +20,20 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from agentbase_adapters._async import in_thread, on_calling_loop
-from agentbase_kernel import AgentBase, Kernel, Message, MessageNotFound, NotFoundError, Session
+from agentbase_kernel import AgentBase, InvalidArgument, Kernel, Message, MessageNotFound, NotFoundError, Session
 
-from ._runs import RUN_ARGUMENTS, add_run, check_reply, fail, finish, new_run, run_message_ids, window
+from ._runs import (
+    CONTEXT_TOKEN_BUDGET,
+    RUN_ARGUMENTS,
+    add_run,
+    check_reply,
+    fail,
+    finish,
+    new_run,
+    run_context,
+    run_message_ids,
+    window,
+)
 from ._sdk import to_sdk
 from ._sessions import STATE, context, conversation, fixed_scope, scope_of, state_of, thread
 from ._translate import CHAT_ROLES, Shape, from_record, to_record
@@ -38,7 +49,9 @@ __all__ = [
 Responder = Callable[[list[dict[str, str]], list[dict[str, Any]]], "str | Awaitable[str]"]
 """``responder(messages, context) -> reply``: ``messages`` are the thread as chat messages
 (``{"role", "content"}``, led by a ``system`` message when the run has instructions); ``context``
-is what ``retrieve_context`` finds for the last user message. It returns the reply text."""
+is the per-turn prefetch for the last user message (``Kernel.prefetch``: the user's profile facts,
+the relevant and the recent memories, within ``context_token_budget`` tokens), items shaped like
+``retrieve_context``'s plus a ``section`` key. It returns the reply text."""
 
 _UNSET: Any = object()
 
@@ -59,16 +72,22 @@ class OpenAIAssistantAdapter:
     Args:
         db: The agentbase database; the adapter uses its sync kernel (``db.sync``).
         responder: ``fn(messages, context) -> reply text``, needed by runs only (see ``Responder``).
+        context_token_budget: How many tokens of memories a run's responder gets as ``context``.
     """
 
-    def __init__(self, db: AgentBase, *, responder: Responder | None = None) -> None:
+    def __init__(
+        self, db: AgentBase, *, responder: Responder | None = None, context_token_budget: int = CONTEXT_TOKEN_BUDGET
+    ) -> None:
         if responder is not None and inspect.iscoroutinefunction(responder):
             raise TypeError(
                 "An async responder needs AsyncOpenAIAssistantAdapter (or the server); "
                 "pass a plain function here."
             )
+        if not isinstance(context_token_budget, int) or isinstance(context_token_budget, bool) or context_token_budget < 1:
+            raise InvalidArgument(f"context_token_budget must be a positive int, got {context_token_budget!r}")
         self.db = db.view(source="openai")  # entries record the path that wrote them (Entry.source)
         self.responder = responder
+        self.context_token_budget = context_token_budget
 
     @property
     def _kernel(self) -> Kernel:
@@ -308,14 +327,15 @@ class OpenAIAssistantAdapter:
             kernel.add_messages(thread_id, extra)
         # The responder answers the whole thread, as a model does.
         chat = [{"role": "system", "content": prompt}] if prompt else []
-        for record in kernel.list_messages(thread_id):
+        records = kernel.list_messages(thread_id)
+        for record in records:
             message = from_record(record, shape="thread")
             text = "\n".join(b["text"]["value"] for b in message["content"] if b["type"] == "text")
             # The kernel's role, not the thread's user/assistant: other adapters' system or tool
             # turns reach the responder as what they are.
             chat.append({"role": CHAT_ROLES.get(record.role, record.role), "content": text})
         query = next((m["content"] for m in reversed(chat) if m["role"] == "user" and m["content"].strip()), None)
-        found = self._find(session, query, 5) if query else []
+        found = run_context(kernel, session, query, records, token_budget=self.context_token_budget)
         written: list[str] = []
         try:
             assert self.responder is not None  # _check_runnable() ran first
@@ -530,10 +550,14 @@ class AsyncOpenAIAssistantAdapter:
     on the event loop that called the method.
     """
 
-    def __init__(self, db: AgentBase, *, responder: Responder | None = None) -> None:
+    def __init__(
+        self, db: AgentBase, *, responder: Responder | None = None, context_token_budget: int = CONTEXT_TOKEN_BUDGET
+    ) -> None:
         self.db = db.view(source="openai")  # entries record the path that wrote them (Entry.source)
         self.responder = responder
-        self._sync = OpenAIAssistantAdapter(db, responder=None if responder is None else self._respond)
+        self._sync = OpenAIAssistantAdapter(
+            db, responder=None if responder is None else self._respond, context_token_budget=context_token_budget
+        )
 
     def _respond(self, messages: list[dict[str, str]], found: list[dict[str, Any]]) -> Any:
         assert self.responder is not None

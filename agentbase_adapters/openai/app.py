@@ -43,6 +43,7 @@ from agentbase_adapters._http_guard import (
     resolve_api_key,
 )
 from agentbase_adapters._require import require
+from agentbase_adapters.openai._runs import CONTEXT_TOKEN_BUDGET
 from agentbase_adapters.openai._wire import check_fields, check_limit, check_types
 from agentbase_adapters.openai.adapter import AsyncOpenAIAssistantAdapter, Responder
 from agentbase_kernel import (
@@ -213,6 +214,7 @@ def create_app(
     allow_remote: bool = False,
     body_limit: int = DEFAULT_BODY_LIMIT,
     allowed_hosts: tuple[str, ...] = (),
+    context_token_budget: int = CONTEXT_TOKEN_BUDGET,
 ) -> ASGIApp:
     """The ASGI app serving ``db`` on OpenAI's threads and conversations endpoints.
 
@@ -233,8 +235,9 @@ def create_app(
         body_limit: Largest request body in bytes (413 above it); default 4 MiB.
         allowed_hosts: Host names to accept besides 127.0.0.1 / localhost / [::1] on a loopback
             socket (e.g. a reverse proxy's name); any other is a 421.
+        context_token_budget: How many tokens of memories (``Kernel.prefetch``) a run's responder gets.
     """
-    oa = AsyncOpenAIAssistantAdapter(db, responder=responder)
+    oa = AsyncOpenAIAssistantAdapter(db, responder=responder, context_token_budget=context_token_budget)
 
     async def create_thread(request: Request) -> Any:
         body = check_types(await _body(request, "messages", "metadata", "tool_resources"), _THREAD_KINDS)

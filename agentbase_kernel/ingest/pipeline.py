@@ -19,8 +19,9 @@ from typing import Any
 import numpy as np
 
 from ..config import IngestConfig
-from ..errors import InvalidArgument
+from ..errors import EmbedderUnavailable, InvalidArgument
 from ..lifecycle.conflicts import conflict_reason
+from ..lifecycle.importance import rule_importance
 from ..lifecycle.trust import stamp
 from ..records import AddResult, Entry, Message, Scope, Session
 from ..store.base import NO_EMBEDDER, EntryFilter, utcnow
@@ -41,6 +42,9 @@ _EMBED_BATCH = 64
 # A queued entry the background embedder still cannot see after this long was rolled back (or its
 # transaction is very long); it is dropped from the queue, and the next sweep or rebuild() finds it.
 _PENDING_TTL_S = 10.0
+# the background embedder waits at least this long before retrying an unavailable remote embedder
+# (longer while its circuit breaker is open: until the breaker lets a trial request through)
+_RETRY_MIN_S = 0.1
 
 _log = logging.getLogger(__name__)
 
@@ -120,6 +124,8 @@ class Ingestor:
         self._stopping = False
         self._busy = False
         self.embed_error: BaseException | None = None  # why the background embedder last stopped
+        # set while the background embedder waits for an unavailable (remote) embedder to come back
+        self.unavailable: EmbedderUnavailable | None = None
 
     @property
     def ner_stage(self) -> str:
@@ -178,6 +184,41 @@ class Ingestor:
                 self.texts_embedded += len(chunk)
         return done
 
+    def _embed_or_defer(self, items: Sequence[tuple[str, str]]) -> bool:
+        """``embed_missing`` for a write, failing open: ``False`` when the embedder is unavailable.
+
+        The texts then stay without vectors (FTS- and NER-searchable at once) and the caller
+        queues them for the background embedder, which backfills them once the embedder is back.
+        """
+        try:
+            self.embed_missing(items)
+        except EmbedderUnavailable as exc:
+            if exc.reason != "circuit open":  # the breaker bounds how often this is logged
+                _log.warning("embedder unavailable, the write keeps its vectors queued: %s", exc)
+            return False
+        return True
+
+    def _backfill(self, items: Sequence[tuple[str, str]]) -> bool:
+        """Embed ``items`` in the background worker; while the embedder is unavailable, wait (for its
+        breaker's cool-down) and retry with the whole backlog. ``False`` when stopped meanwhile."""
+        while True:
+            try:
+                self.embed_missing(items)
+            except EmbedderUnavailable as exc:
+                deadline = time.monotonic() + max(exc.retry_in, _RETRY_MIN_S)
+                with self._lock:
+                    self.unavailable = exc
+                    self._wake.notify_all()  # wait_embedded() stops waiting for a dead endpoint
+                    while not self._stopping and (left := deadline - time.monotonic()) > 0:
+                        self._wake.wait(left)
+                    if self._stopping:
+                        return False
+                items = self.store.hashes_without_vector()
+                continue
+            with self._lock:
+                self.unavailable = None
+            return True
+
     # -- deferred embedding --------------------------------------------------------------------
     @property
     def pending(self) -> int:
@@ -214,7 +255,8 @@ class Ingestor:
     def _work(self) -> None:
         """Embed queued entries once their write has committed; first, whatever an earlier run left."""
         try:
-            self.embed_missing(self.store.hashes_without_vector())
+            if not self._backfill(self.store.hashes_without_vector()):
+                return
             while True:
                 with self._lock:
                     while not self._pending and not self._stopping:
@@ -233,7 +275,8 @@ class Ingestor:
                     for entry_id in ids:
                         if entry_id in visible or now - self._pending.get(entry_id, now) > self.pending_ttl_s:
                             self._pending.pop(entry_id, None)
-                self.embed_missing([(e.content_hash, e.l2_full) for e in visible.values()])
+                if not self._backfill([(e.content_hash, e.l2_full) for e in visible.values()]):
+                    return
                 if not visible:
                     with self._lock:
                         self._wake.wait(0.02)
@@ -254,12 +297,15 @@ class Ingestor:
         pending for ``pending_ttl_s`` seconds.
 
         Returns:
-            ``False`` if ``timeout`` ran out first, or the embedder stopped on an error
-            (``embed_error``; the texts it did not reach have no vector).
+            ``False`` if ``timeout`` ran out first, the embedder stopped on an error
+            (``embed_error``; the texts it did not reach have no vector), or a remote embedder is
+            unavailable (``unavailable``: the worker keeps retrying, the backlog stays queued).
         """
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._lock:
             while self._worker is not None and self._worker.is_alive() and (self._pending or self._busy):
+                if self.unavailable is not None:
+                    return False
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
                     return False
@@ -308,8 +354,10 @@ class Ingestor:
         # An item's own "defer_embedding" (True/False) overrides the config for it.
         defer = [self.embedder is not None and bool(self.defer_embedding if item.get("defer_embedding") is None
                                                      else item["defer_embedding"]) for item in items]
+        embedded = self._embed_or_defer([p for p, d in zip(pairs, defer) if not d] + fact_pairs)
+        if not embedded:
+            defer = [True] * len(items)  # fail open: stored now, vectors backfilled in the background
         deferred = any(defer)
-        self.embed_missing([p for p, d in zip(pairs, defer) if not d] + fact_pairs)
         results: list[AddResult] = []
         fact_iter = iter(fact_analyses)
         streams = StreamWriter(self.store)
@@ -341,7 +389,10 @@ class Ingestor:
                 if progress is not None:
                     progress(n + 1, len(items))
         if deferred:
-            self._queue([r.entry.id for r, d in zip(results, defer) if d])
+            queued = [r.entry.id for r, d in zip(results, defer) if d]
+            if not embedded:  # the facts lack their vectors too
+                queued += [fact.entry.id for r in results for fact in r.facts]
+            self._queue(queued)
         return results
 
     def build_row(self, item: dict[str, Any], analysis: Analysis) -> EntryRow:
@@ -366,7 +417,12 @@ class Ingestor:
             "event_dates": [d.iso() for d in analysis.dates], "date_min": date_min, "date_max": date_max,
             "flags": sorted(set(analysis.flags)), "subject_key": item.get("subject_key"),
             "created_at": created, "valid_from": item.get("valid_from") or created,
-            "expires_at": item.get("expires_at"), "dedup": item.get("dedup", True), **stamp(item),  # type: ignore[typeddict-item]
+            "expires_at": item.get("expires_at"), "dedup": item.get("dedup", True),
+            "importance": item["importance"] if item.get("importance") is not None else rule_importance(
+                category=item.get("category"), role=item.get("role", "user"),
+                derived=(item.get("metadata") or {}).get("derived") == "fact",
+                entities=len({(e.norm, e.label) for e in analysis.entities})),
+            **stamp(item),  # type: ignore[typeddict-item]
         }
 
     def _store_one(self, item: dict[str, Any], analysis: Analysis) -> AddResult:
@@ -430,8 +486,12 @@ class Ingestor:
             return None
         if len(vectors) < len(set(hashes)):
             # a candidate whose vector is still queued would be judged as if it had one
-            if self.embed_missing([(c.content_hash, c.l2_full) for c in candidates if c.content_hash not in vectors]):
-                vectors = self.store.vectors_for(hashes)
+            try:
+                if self.embed_missing([(c.content_hash, c.l2_full) for c in candidates
+                                       if c.content_hash not in vectors]):
+                    vectors = self.store.vectors_for(hashes)
+            except EmbedderUnavailable:
+                pass  # judged on the vectors there are; the word-overlap check above already ran
         q = vectors[analysis.hash]
         for cand in candidates:
             v = vectors.get(cand.content_hash)
@@ -450,9 +510,10 @@ class Ingestor:
         changes = dict(changes)
         user_tags = tags if tags is not None else [t for t in entry.tags if not t.startswith("ner_")]
         analysis = None
+        embedded = True
         if text is not None:
             analysis = self.analyse_many([text], [entry.role], [entry.created_at], facts=[False])[0]
-            self.embed_missing([(analysis.hash, text)])
+            embedded = self._embed_or_defer([(analysis.hash, text)])
             item = {"text": text, "tags": user_tags, "role": entry.role, "created_at": entry.created_at,
                     "speaker": entry.actor if entry.category == "turn" else None}
             row = self.build_row(item, analysis)
@@ -464,6 +525,8 @@ class Ingestor:
             if analysis is not None:
                 self.store.add_entities(entry.id, [(e.norm, e.label, e.text) for e in analysis.entities],
                                         entry.created_at or utcnow(), replace=True)
+        if not embedded:
+            self._queue([entry.id])
         return updated
 
     # -- sessions ------------------------------------------------------------------------------

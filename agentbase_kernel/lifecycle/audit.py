@@ -11,9 +11,10 @@ from ..records import Scope
 
 __all__ = ["AUDIT_KINDS", "AuditEvent", "check_kinds"]
 
-#: what the log records: entry writes (ingest, import), updates, supersessions, deletes, reads
-#: (``lifecycle.audit_reads``), permission denials, policy changes and conflict resolutions
-AUDIT_KINDS = ("write", "update", "supersede", "delete", "read", "denied", "policy", "resolve")
+#: what the log records: entry writes (ingest, import), updates, supersessions, deletes, archivals
+#: and restores (capacity, consolidation, ``archive`` / ``restore``), reads (``lifecycle.audit_reads``),
+#: permission denials, policy changes and conflict resolutions
+AUDIT_KINDS = ("write", "update", "supersede", "delete", "archive", "restore", "read", "denied", "policy", "resolve")
 
 
 @dataclass

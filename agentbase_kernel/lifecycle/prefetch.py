@@ -77,6 +77,8 @@ def build_prefetch(kernel: Kernel, message: str, scope: dict[str, Any], *, token
                    relevant_k: int, recent_k: int, reinforce: bool | None) -> Prefetch:
     """Gather and fit the three sections (see the module docstring)."""
     user_scope = {k: v for k, v in scope.items() if k != "session_id"}  # the profile is the user's
+    if not user_scope:  # a bare session (a thread with no owner) must not read the whole file's profile
+        user_scope = scope
     profile: list[Entry] = []
     for category in PROFILE_CATEGORIES:
         profile += kernel.list(**user_scope, category=category, limit=200, order="desc")

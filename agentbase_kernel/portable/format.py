@@ -42,7 +42,8 @@ _REQUIRED: dict[str, dict[str, tuple[type, ...]]] = {
 _OPTIONAL: dict[str, dict[str, tuple[type, ...]]] = {
     "entry": {"tags": (list,), "metadata": (dict,), "event_dates": (list,), "flags": (list,), "history": (list,),
               "entities": (list,), "entity_links": (list,), "confidence": (int, float),
-              "trust": (int, float), "source": _OPT_STR, "written_by": _OPT_STR},
+              "trust": (int, float), "source": _OPT_STR, "written_by": _OPT_STR,
+              "importance": (int, float), "archived_at": _OPT_STR},
     "session": {"metadata": (dict,), "user_id": _OPT_STR, "agent_id": _OPT_STR, "project_id": _OPT_STR},
     "message": {"metadata": (dict,), "name": _OPT_STR, "entry_id": _OPT_STR},
     "memory": {"id": _OPT_STR, "metadata": (dict, type(None)), "history": (list, type(None)),
@@ -53,7 +54,7 @@ _OPTIONAL: dict[str, dict[str, tuple[type, ...]]] = {
 }
 KINDS = tuple(_REQUIRED)
 SOURCE_KINDS = ("memory", "chat_message")
-_HISTORY_EVENTS = ("ADD", "UPDATE", "DELETE")
+_HISTORY_EVENTS = ("ADD", "UPDATE", "DELETE", "ARCHIVE", "RESTORE")
 
 
 def header(*, schema_version: int, embedder: tuple[str, int] | None, filters: dict[str, Any],
@@ -134,9 +135,11 @@ def decode_record(obj: dict[str, Any], where: str, dim: int | None) -> tuple[str
     for event in fields.get("history") or () if kind in ("entry", "memory") else ():
         if not (isinstance(event, dict) and isinstance(event.get("id"), str) and event.get("event") in _HISTORY_EVENTS
                 and isinstance(event.get("created_at"), str)):
-            raise InvalidArgument(f"{where}: each history event needs id, event (ADD/UPDATE/DELETE) and created_at")
+            raise InvalidArgument(f"{where}: each history event needs id, event ({'/'.join(_HISTORY_EVENTS)}) and "
+                                  "created_at")
     if kind == "history" and fields["event"] not in _HISTORY_EVENTS:
-        raise InvalidArgument(f"{where}: history event must be ADD, UPDATE or DELETE, got {fields['event']!r}")
+        raise InvalidArgument(f"{where}: history event must be one of {', '.join(_HISTORY_EVENTS)}, "
+                              f"got {fields['event']!r}")
     if kind == "entry":
         for pair in fields.get("entities") or ():
             if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, str) for x in pair)):

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from ..errors import InvalidArgument, MessageNotFound
+from ..errors import EmbedderUnavailable, InvalidArgument, MessageNotFound
 from .format import check_header, decode_line, decode_record
 
 if TYPE_CHECKING:
@@ -259,6 +259,12 @@ def import_records(kernel: Kernel, source: Any, *, dry_run: bool = False,
             n += 1
         run.finish()
         # texts that came without a usable vector get one from this database's embedder
-        reembedded = kernel.ingestor.embed_missing(run.store.hashes_without_vector())
+        queued = False
+        try:
+            reembedded = kernel.ingestor.embed_missing(run.store.hashes_without_vector())
+        except EmbedderUnavailable:  # a remote embedder fails open: the import lands, vectors are backfilled
+            reembedded, queued = 0, True
+    if queued:
+        kernel.ingestor.resume()  # the background embedder takes the backlog once the embedder is back
     return {"records": n, "by_type": run.counts, "vectors_dropped": run.vectors_dropped,
             "reembedded": reembedded, "header": head, "dry_run": False}

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..config import RetrievalConfig
-from ..errors import InvalidArgument
+from ..errors import EmbedderUnavailable, InvalidArgument
 from ..records import Entry, FindResult, Hit, Scope, Trace, TraceStep
 from ..store.base import EntryFilter, utcnow
 from ..store.protocol import Store
@@ -82,6 +82,7 @@ class Retriever:
         self.embedder = embedder
         self.reranker = reranker
         self.decomposer = decomposer
+        self.rank_term: Callable[[list[Any], datetime, list[float]], list[Any]] | None = None  # lifecycle/rank.py
 
     def find(self, query: str, *, top_k: int, flt: EntryFilter, reference_time: datetime | None = None,
              token_budget: int | None = None, strategy: str = "auto",
@@ -163,7 +164,11 @@ class Retriever:
         elif self.embedder is None:
             degrade = "no embedder configured: FTS + NER only"
         else:
-            qvec = np.asarray(self.embedder.embed_batch([query])[0], dtype=np.float32)
+            try:
+                qvec = np.asarray(self.embedder.embed_batch([query])[0], dtype=np.float32)
+            except EmbedderUnavailable as exc:  # a remote embedder fails open (docs/lifecycle.md)
+                degrade = f"embedder unavailable: {exc.reason}: FTS + NER only"
+        if qvec is not None:
             if not np.any(qvec):
                 qvec = None
             nearest = self.store.vector_search(qvec, flt, fetch) if qvec is not None else []
@@ -234,6 +239,8 @@ class Retriever:
             for c in ordered:
                 c.final = min(1.0, c.fused * c.boost / best)
         t = timer.step("rerank", t, len(ordered), enabled=cfg.rerank)
+        if self.rank_term is not None:  # importance / decay / access (lifecycle.rank_composite)
+            ordered = self.rank_term(ordered, reference, [c.final if cfg.rerank else c.fused * c.boost for c in ordered])
 
         if "multi_session" in intents:
             ordered = self._spread_sessions(ordered)

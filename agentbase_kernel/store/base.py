@@ -72,6 +72,8 @@ class EntryFilter:
     since: datetime | None = None
     until: datetime | None = None
     date_window: tuple[date, date] | None = None
+    # archived entries (capacity, consolidation): False hides them, True shows only them, None both
+    archived: bool | None = False
     # governance (lifecycle/trust.py, lifecycle/permissions.py): entries below this trust, and
     # entries inside any of these scopes (each set field equal), are left out
     min_trust: float | None = None

@@ -55,6 +55,7 @@ class EntryRow(TypedDict, total=False):
     valid_from: datetime | None
     expires_at: datetime | None
     dedup: bool  # False keeps equal texts as separate entries
+    importance: float | None  # [0, 1]; ingest fills it (lifecycle/importance.py)
     trust: float  # provenance (lifecycle/trust.py): 0..1, the role's default unless the caller set it
     source: str | None  # the adapter or path that wrote it
     written_by: str | None  # the acting agent
@@ -246,6 +247,26 @@ class Store(Protocol):
     def audit_rows(self, scope: Scope, *, since: datetime | None = None, until: datetime | None = None,
                    kinds: Sequence[str] | None = None, limit: int | None = 100) -> list[dict[str, Any]]:
         """Audit rows of a scope, newest first."""
+
+    # -- lifecycle: archival and capacity (store/sqlite/archive.py, docs/lifecycle.md) ------------
+    def archive_entries(self, entry_ids: Sequence[str], *, reason: str, actor: str | None = None) -> list[str]:
+        """Set ``archived_at`` (out of default reads and search) with an ARCHIVE history event and an
+        ``archive`` audit row each; returns the ids that were live. Never deletes."""
+
+    def restore_entries(self, entry_ids: Sequence[str], *, actor: str | None = None) -> list[str]:
+        """Clear ``archived_at`` with a RESTORE event and a ``restore`` audit row; returns the ids restored."""
+
+    def scope_size(self, scope: Scope) -> int:
+        """Live entries (not archived, superseded or expired) whose scope ids are exactly ``scope``'s."""
+
+    def scope_entries(self, scope: Scope) -> list[Entry]:
+        """Those entries, oldest first, with ``access_count`` / ``last_accessed_at`` filled."""
+
+    def scope_capacity(self, scope: Scope) -> int | None:
+        """The capacity set for exactly this scope, or ``None``."""
+
+    def set_scope_capacity(self, scope: Scope, max_items: int | None) -> None:
+        """Set (``None``: remove) the capacity of exactly this scope."""
 
     # -- governance: permissions, conflicts (agentbase_kernel/store/sqlite/governance.py, docs/lifecycle.md)
     # ``EntryFilter.min_trust`` and ``EntryFilter.exclude_scopes`` apply to every filtered read.

@@ -176,8 +176,8 @@ def test_minimal_who_is_a_stream_with_speaker_and_time(tmp_path):
     try:
         for text in OTHERS:
             mem.remember(text, who="u", speaker="Caroline")
-        mem.remember(QUESTION, who="u", speaker="Caroline", timestamp="2023-05-08T13:56:00Z")
-        answer_id = mem.remember(ANSWER, who="u", speaker="Melanie", session=3)
+        mem.remember(QUESTION, who="u", speaker="Caroline", timestamp="2023-05-08T13:56:00Z", session=3)
+        answer_id = mem.remember(ANSWER, who="u", speaker="Melanie", session=3)  # a who's session: one stream
         hits = mem.recall("green flag on the wall", who="u", top_k=5)
         assert [h.content for h in hits[:2]] == [QUESTION, ANSWER]
         assert hits[0].entry.created_at.isoformat().startswith("2023-05-08T13:56")

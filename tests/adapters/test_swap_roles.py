@@ -1,4 +1,4 @@
-"""A swap-path write says which side of the conversation said it, as a session turn does.
+"""A swap-path write says who said it and which side of the conversation, as a session turn does.
 
 ``MinimalAdapter.remember(role=...)`` and a LangGraph value's ``"role"`` reach the kernel's role, so a
 first-person question ("what do I ...") ranks the user's own words above the assistant's
@@ -54,6 +54,9 @@ def test_langgraph_value_role_reaches_the_kernel(tmp_path):
         store.put(ns, "d", {"text": "Team roles: Maya is the designer.", "role": "designer"})  # not a chat role
         roles = {key: db.sync.get(_id(db, ns, key)).role for key in ("a", "u", "d")}
         assert roles == {"a": "assistant", "u": "user", "d": "user"}
+        # the speaker is the actor, as on the other paths ("what did Maya say" ranks her items up)
+        assert db.sync.get(_id(db, ns, "u")).actor == "Maya"
+        assert db.sync.get(_id(db, ns, "d")).actor == "langgraph"  # a document names no speaker
         assert store.get(ns, "a").value["role"] == "assistant"  # the value is returned unchanged
         assert store.search(ns, query=QUESTION, limit=2)[0].key == "u"
     finally:
@@ -66,3 +69,17 @@ def _id(db: AgentBase, ns: tuple[str, ...], key: str) -> str:
 
     found = db.sync.list(metadata={"lg_namespace": json.dumps(list(ns)), "lg_key": key}, limit=1)
     return found[0].id
+
+
+def test_minimal_session_keyword_makes_its_own_stream(tmp_path):
+    """``remember(session=...)`` splits a who's writes into conversations, as Mem0's ``run_id`` does."""
+    mem = MinimalAdapter(tmp_path / "m.db", embedder=None, ner="regex")
+    try:
+        first = mem.remember("What does the green flag on your wall mean?", who="u", speaker="Caroline", session=1)
+        other = mem.remember("It stands for freedom, my grandmother gave it to me.", who="u", speaker="Mel", session=2)
+        same = mem.remember("It stands for freedom, my grandmother gave it to me!", who="u", speaker="Mel", session=1)
+        hits = {h.id: h for h in mem.recall("green flag on the wall", who="u", top_k=5)}
+        # the reply in the same session is found through its question; the one in another session is not
+        assert same in hits and other not in hits and first in hits
+    finally:
+        mem.close()

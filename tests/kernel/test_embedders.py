@@ -12,7 +12,7 @@ import httpx
 import numpy as np
 import pytest
 
-from agentbase_kernel.errors import InvalidArgument, MissingDependency
+from agentbase_kernel.errors import EmbedderUnavailable, InvalidArgument, MissingDependency
 from agentbase_kernel.text.embedders import (
     MINILM_NAME,
     Embedder,
@@ -115,7 +115,8 @@ def test_get_embedder_rejects_unknown_specs(spec: str) -> None:
         get_embedder(spec)
     assert str(excinfo.value) == (
         f"Unknown embedder {spec!r} - use 'auto', 'none', 'minilm', 'minilm-onnx', 'minilm-torch', 'minilm-int8', "
-        "'sentence-transformers:<path>', 'fastembed:<name>' or 'openai:<model>@<base_url>'"
+        "'sentence-transformers:<path>', 'fastembed:<name>', 'openai:<model>@<base_url>', "
+        "'ollama:<model>[@<base_url>]' or 'tei:[<name>@]<base_url>'"
     )
 
 
@@ -205,24 +206,25 @@ def test_openai_error_status_raises() -> None:
     embedder = OpenAICompatibleEmbedder(
         "m", base_url="http://llm.local/v1", http_client=_server([], status=401, body={"error": "bad key"})
     )
-    with pytest.raises(httpx.HTTPStatusError):
+    with pytest.raises(EmbedderUnavailable) as excinfo:  # a write fails open on it (test_failopen_embedder.py)
         embedder.embed("hello")
+    assert excinfo.value.reason == """HTTP 401 from http://llm.local/v1/embeddings: '{"error":"bad key"}'"""
 
 
 def test_openai_malformed_response_raises() -> None:
     embedder = OpenAICompatibleEmbedder(
         "m", base_url="http://llm.local/v1", http_client=_server([], body={"result": []})
     )
-    with pytest.raises(ValueError) as excinfo:
+    with pytest.raises(EmbedderUnavailable) as excinfo:
         embedder.embed("hello")
-    assert str(excinfo.value).startswith("Unexpected response from http://llm.local/v1/embeddings")
+    assert excinfo.value.reason.startswith("Unexpected response from http://llm.local/v1/embeddings")
 
 
 def test_openai_wrong_dimension_raises() -> None:
     embedder = OpenAICompatibleEmbedder("m", base_url="http://llm.local/v1", dim=8, http_client=_server([]))
-    with pytest.raises(ValueError) as excinfo:
+    with pytest.raises(EmbedderUnavailable) as excinfo:
         embedder.embed("hello")
-    assert str(excinfo.value) == "m returned 3-dim vectors, expected 8"
+    assert excinfo.value.reason == "m returned 3-dim vectors, expected 8"
 
 
 # --- the base class derives the rest from embed_batch ---------------------------------------

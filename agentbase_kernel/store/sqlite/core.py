@@ -24,7 +24,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 ENTRY_COLS = (
     "rid, id, context_type, category, l0_abstract, l1_overview, l2_full, tags, user_id, agent_id, "
     "project_id, session_id, role, actor, confidence, content_hash, metadata, event_dates, flags, "
-    "created_at, updated_at, valid_from, invalid_at, expires_at, superseded_by, trust, source, written_by"
+    "created_at, updated_at, valid_from, invalid_at, expires_at, superseded_by, importance, archived_at, "
+    "trust, source, written_by"
 )
 
 
@@ -120,6 +121,8 @@ class SqliteCore:
         if not flt.include_expired:
             clauses.append(f"({a}.expires_at IS NULL OR {a}.expires_at > ?)")
             args.append(now)
+        if flt.archived is not None:
+            clauses.append(f"{a}.archived_at IS {'NOT ' if flt.archived else ''}NULL")
         if flt.since is not None:
             clauses.append(f"{a}.created_at >= ?")
             args.append(iso(flt.since))
@@ -146,7 +149,7 @@ class SqliteCore:
     def _entry(self, row: Any) -> Entry:
         (rid, id_, ctype, category, l0, l1, l2, tags, user_id, agent_id, project_id, session_id, role,
          actor, confidence, chash, metadata, event_dates, flags, created, updated, valid_from,
-         invalid_at, expires_at, superseded_by, trust, source, written_by) = row
+         invalid_at, expires_at, superseded_by, importance, archived_at, trust, source, written_by) = row
         return Entry(
             id=id_, l2_full=l2, l0_abstract=l0, l1_overview=l1, context_type=ContextType(ctype),
             category=category, tags=loads(tags),
@@ -155,7 +158,9 @@ class SqliteCore:
             metadata=loads(metadata), created_at=parse_iso(created), updated_at=parse_iso(updated),
             valid_from=parse_iso(valid_from), invalid_at=parse_iso(invalid_at),
             expires_at=parse_iso(expires_at), event_dates=loads(event_dates),
-            flags=loads(flags), superseded_by=superseded_by, trust=trust, source=source, written_by=written_by,
+            flags=loads(flags), superseded_by=superseded_by,
+            importance=0.5 if importance is None else importance, archived_at=parse_iso(archived_at),
+            trust=trust, source=source, written_by=written_by,
         )
 
     def _history(self, conn: Any, entry_id: str, event: str, old: str | None, new: str | None,

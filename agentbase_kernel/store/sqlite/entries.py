@@ -11,6 +11,7 @@ from ...errors import DuplicateEntry, EntryNotFound, InvalidArgument
 from ...records import Entry, HistoryEvent, Scope
 from ..base import EntryFilter, iso, parse_iso, utcnow
 from ..protocol import EntryRow
+from .archive import set_archived
 from .core import ENTRY_COLS, SqliteCore, dumps, mapped, scope_key, select_in
 
 __all__ = ["EntriesMixin"]
@@ -45,7 +46,7 @@ class EntriesMixin(SqliteCore):
             "event_dates": dumps(list(row.get("event_dates") or [])),
             "date_min": row.get("date_min"), "date_max": row.get("date_max"),
             "flags": dumps(list(row.get("flags") or [])),
-            "subject_key": row.get("subject_key"),
+            "subject_key": row.get("subject_key"), "importance": row.get("importance"),
             "search_text": row["search_text"], "search_context": row.get("search_context") or "",
             "created_at": now, "updated_at": now,
             "valid_from": iso(row.get("valid_from")),
@@ -66,7 +67,12 @@ class EntriesMixin(SqliteCore):
                     "AND invalid_at IS NULL", (values["scope_key"], values["dedup_key"])).fetchone()
                 if existing is None:  # the id itself collided
                     raise InvalidArgument(f"An entry with id {values['id']!r} already exists")
-                return self._entry(existing), False
+                found = self._entry(existing)
+                if found.archived_at is not None:  # said again: back in search (lifecycle, archive.py)
+                    set_archived(self, conn, [found.id], archived=False, reason="written again",
+                                 actor=row.get("actor"))
+                    found = self.get_entry(found.id)
+                return found, False
             if history:
                 self._history(conn, entry_id, "ADD", None, row["l2_full"], row.get("actor"), row.get("role"), now)
             entry = conn.execute(f"SELECT {ENTRY_COLS} FROM entries WHERE id = ?", (values["id"],)).fetchone()
@@ -74,7 +80,7 @@ class EntriesMixin(SqliteCore):
 
     @mapped
     def get_entry(self, entry_id: str, scope: Scope | None = None) -> Entry:
-        flt = EntryFilter(scope=scope or Scope(), include_expired=True, include_invalid=True)
+        flt = EntryFilter(scope=scope or Scope(), include_expired=True, include_invalid=True, archived=None)
         where, args = self.where_sql(flt)
         with self.conns.read() as conn:
             row = conn.execute(f"SELECT {ENTRY_COLS} FROM entries e WHERE e.id = ? AND {where}",

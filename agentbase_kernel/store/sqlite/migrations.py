@@ -395,6 +395,89 @@ def m006_lifecycle(conn: Any) -> None:
     )
 
 
+def m007_importance_archive(conn: Any) -> None:
+    """Importance per entry, archival (capacity, consolidation) and per-scope capacities.
+
+    ``entry_history`` is rebuilt to allow ARCHIVE / RESTORE events (SQLite cannot alter a CHECK);
+    the audit triggers that read it are recreated, the UPDATE one telling archive and restore from
+    other updates. Existing entries get their rule-based importance (``lifecycle/importance.py``)
+    from what is stored: category, role, whether ingest derived it as a fact, its entity count.
+    """
+    from ...lifecycle.importance import rule_importance
+
+    _run_script(conn,
+        """
+        ALTER TABLE entries ADD COLUMN importance REAL;
+        ALTER TABLE entries ADD COLUMN archived_at TEXT;
+        CREATE INDEX entries_archived ON entries (scope_key, archived_at);
+
+        CREATE TABLE scope_capacity (
+            scope_key TEXT PRIMARY KEY,
+            max_items INTEGER NOT NULL CHECK (max_items >= 0)
+        );
+
+        DROP TRIGGER IF EXISTS audit_entries_au;
+        DROP TRIGGER IF EXISTS audit_entries_ad;
+        DROP TRIGGER IF EXISTS audit_history_update;
+        """
+    )
+    # before the audit trigger returns: the backfill is no one's update
+    rows = conn.execute(
+        "SELECT e.rid, e.category, e.role, e.metadata ->> '$.derived', "
+        "(SELECT count(*) FROM entity_entries x WHERE x.entry_id = e.id) FROM entries e").fetchall()
+    conn.executemany("UPDATE entries SET importance = ? WHERE rid = ?",
+                     [(rule_importance(category=r[1], role=r[2], derived=r[3] == "fact", entities=r[4]), r[0])
+                      for r in rows])
+    _run_script(conn,
+        f"""
+        CREATE TABLE entry_history_v7 (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            entry_id TEXT NOT NULL,
+            event TEXT NOT NULL CHECK (event IN ('ADD', 'UPDATE', 'DELETE', 'ARCHIVE', 'RESTORE')),
+            old_value TEXT,
+            new_value TEXT,
+            created_at TEXT NOT NULL,
+            actor TEXT,
+            role TEXT
+        );
+        INSERT INTO entry_history_v7 (seq, id, entry_id, event, old_value, new_value, created_at, actor, role)
+            SELECT seq, id, entry_id, event, old_value, new_value, created_at, actor, role FROM entry_history;
+        DROP TABLE entry_history;
+        ALTER TABLE entry_history_v7 RENAME TO entry_history;
+        CREATE INDEX entry_history_entry ON entry_history (entry_id, seq);
+
+        -- archive / restore write their history event (actor, and the reason as new_value) first
+        CREATE TRIGGER audit_entries_au AFTER UPDATE ON entries WHEN {_AUDIT_ON} BEGIN
+            INSERT INTO audit_log (at, kind, actor, user_id, agent_id, project_id, session_id, entry_ids, detail)
+            SELECT {_NOW}, k.kind,
+                   CASE WHEN k.kind IN ('archive', 'restore') THEN h.actor END,
+                   new.user_id, new.agent_id, new.project_id, new.session_id, json_array(new.id),
+                   CASE WHEN k.kind = 'archive' THEN json_object('reason', h.new_value) ELSE '{{}}' END
+            FROM (SELECT CASE WHEN old.archived_at IS NULL AND new.archived_at IS NOT NULL THEN 'archive'
+                              WHEN old.archived_at IS NOT NULL AND new.archived_at IS NULL THEN 'restore'
+                              WHEN old.invalid_at IS NULL AND new.invalid_at IS NOT NULL THEN 'supersede'
+                              ELSE 'update' END AS kind) k
+            LEFT JOIN (SELECT actor, new_value FROM entry_history WHERE entry_id = new.id
+                       AND event IN ('ARCHIVE', 'RESTORE') ORDER BY seq DESC LIMIT 1) h ON 1;
+        END;
+        CREATE TRIGGER audit_history_update AFTER INSERT ON entry_history
+            WHEN new.event = 'UPDATE' AND {_AUDIT_ON} BEGIN
+            UPDATE audit_log SET actor = new.actor
+            WHERE seq = (SELECT max(seq) FROM audit_log WHERE kind = 'update'
+                         AND entry_ids = json_array(new.entry_id));
+        END;
+        CREATE TRIGGER audit_entries_ad AFTER DELETE ON entries WHEN {_AUDIT_ON} BEGIN
+            INSERT INTO audit_log (at, kind, actor, user_id, agent_id, project_id, session_id, entry_ids)
+            VALUES ({_NOW}, 'delete',
+                    (SELECT actor FROM entry_history WHERE entry_id = old.id AND event = 'DELETE'
+                     ORDER BY seq DESC LIMIT 1),
+                    old.user_id, old.agent_id, old.project_id, old.session_id, json_array(old.id));
+        END;
+        """
+    )
+
+
 def m008_governance(conn: Any) -> None:
     """Provenance and trust on every entry, per-scope permission policies, and conflicts (issue 22
     items 5, 6, 8; ``store/sqlite/governance.py``, docs/lifecycle.md).
@@ -461,5 +544,5 @@ def m008_governance(conn: Any) -> None:
 
 MIGRATIONS: list[Callable[[Any], None]] = [m001_core, m002_entry_changes, m003_live_count_index,
                                            m004_search_context, m005_injective_scope_keys,
-                                           m006_lifecycle, m008_governance]
+                                           m006_lifecycle, m007_importance_archive, m008_governance]
 SCHEMA_VERSION = len(MIGRATIONS)

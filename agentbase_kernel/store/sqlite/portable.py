@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...errors import InvalidArgument
+from ...lifecycle.importance import rule_importance
 from ...records import Scope
 from ..base import EntryFilter, default_trust, iso, parse_iso
 from .core import SqliteCore, dumps, loads, mapped, scope_key
@@ -28,10 +29,12 @@ ENTRY_FIELDS = (
     "user_id", "agent_id", "project_id", "session_id", "role", "actor", "confidence", "content_hash",
     "metadata", "event_dates", "date_min", "date_max", "flags", "subject_key", "search_text",
     "search_context", "created_at", "updated_at", "valid_from", "invalid_at", "expires_at", "superseded_by",
+    "importance", "archived_at",
     "trust", "source", "written_by",
 )
 JSON_ENTRY_FIELDS = ("tags", "metadata", "event_dates", "flags")
-TIME_FIELDS = ("created_at", "updated_at", "valid_from", "invalid_at", "expires_at", "committed_at", "observed_at")
+TIME_FIELDS = ("created_at", "updated_at", "valid_from", "invalid_at", "expires_at", "committed_at", "observed_at",
+               "archived_at")
 HISTORY_FIELDS = ("id", "event", "old_value", "new_value", "created_at", "actor", "role")
 SESSION_FIELDS = ("id", "user_id", "agent_id", "project_id", "metadata", "created_at", "updated_at", "committed_at",
                   "summary_entry_id")
@@ -238,6 +241,10 @@ class PortableMixin(SqliteCore):
         values["dedup_key"] = (values["content_hash"] if rec.get("dedup", True)
                                else f"{values['content_hash']}:{values['id']}")
         values["search_context"] = values["search_context"] or ""
+        if values["importance"] is None:  # an export made before importance existed: the ingest rule
+            values["importance"] = rule_importance(
+                category=values["category"], role=values["role"],
+                derived=(rec.get("metadata") or {}).get("derived") == "fact", entities=len(rec.get("entities") or ()))
         # provenance (lifecycle/trust.py): an export keeps its trust; older ones get their role's
         if values["trust"] is None:
             values["trust"] = default_trust(values["role"])

@@ -16,6 +16,7 @@ from typing import Any
 from ...errors import EmbeddingMismatch, SchemaTooNew, StorageError
 from ..base import NO_EMBEDDER
 from ..vectors import VectorIndex
+from .archive import ArchiveMixin
 from .connection import Connections, is_locked_error, locked_error
 from .core import mapped
 from .entities import EntitiesMixin
@@ -32,7 +33,7 @@ __all__ = ["SqliteStore"]
 
 
 class SqliteStore(SessionsMixin, VectorsMixin, FtsMixin, EntitiesMixin, TracesMixin, PortableMixin,
-                  LifecycleMixin, GovernanceMixin):
+                  LifecycleMixin, ArchiveMixin, GovernanceMixin):
     """All persistence for one database file.
 
     Usage::

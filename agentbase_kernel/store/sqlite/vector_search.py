@@ -109,7 +109,7 @@ class VectorsMixin(SqliteCore):
                                   f"stored vectors: {exc}") from exc
 
     def _scope_where(self, scope: Scope) -> tuple[str, list[Any]]:
-        return self.where_sql(EntryFilter(scope=scope, include_expired=True, include_invalid=True))
+        return self.where_sql(EntryFilter(scope=scope, include_expired=True, include_invalid=True, archived=None))
 
     def _vector_index(self, conn: Any, scope: Scope) -> VectorIndex | None:
         """The scope's index, brought up to date with the change log; ``None`` if it is over budget."""

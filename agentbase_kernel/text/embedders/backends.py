@@ -1,4 +1,4 @@
-"""The other embedders: sentence-transformers (torch), fastembed, and any OpenAI-compatible HTTP server."""
+"""The other local embedders: sentence-transformers (torch) and fastembed (the HTTP ones are in ``remote.py``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import InvalidArgument, MissingDependency
+from ...errors import MissingDependency
 from .base import (
     BATCH_THREADS,
     MINILM_NAME,
@@ -22,7 +22,7 @@ from .base import (
     normalize,
 )
 
-__all__ = ["FastEmbedEmbedder", "OpenAICompatibleEmbedder", "SentenceTransformerEmbedder"]
+__all__ = ["FastEmbedEmbedder", "SentenceTransformerEmbedder"]
 
 # --- sentence-transformers ------------------------------------------------------------------
 
@@ -166,96 +166,3 @@ class FastEmbedEmbedder(Embedder):
         if not texts:
             return np.zeros((0, getattr(self, "dim", 0)), dtype=np.float32)
         return normalize(np.vstack(list(self._model.embed(list(texts)))))
-
-
-# --- OpenAI-compatible HTTP -----------------------------------------------------------------
-
-
-class OpenAICompatibleEmbedder(Embedder):
-    """Embeds through any server that speaks OpenAI's ``POST /embeddings``.
-
-    Usage::
-
-        embedder = OpenAICompatibleEmbedder("nomic-embed-text", base_url="http://localhost:11434/v1")
-        embedder.embed("hello")
-    """
-
-    def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str,
-        api_key: str | None = None,
-        dim: int | None = None,
-        http_client: Any = None,
-        timeout: float = 30.0,
-    ) -> None:
-        """Configure the endpoint; no request is sent until a dimension or an embedding is needed.
-
-        Args:
-            model: The model name sent in the request body.
-            base_url: The API root, e.g. ``"https://api.openai.com/v1"``; ``/embeddings`` is appended.
-            api_key: Sent as a bearer token when given.
-            dim: The vector size, if known; otherwise the first call finds it out.
-            http_client: An ``httpx.Client`` to use (tests pass one with a ``MockTransport``).
-            timeout: Seconds per request for the client created here.
-
-        Raises:
-            MissingDependency: httpx is not installed and no ``http_client`` was given.
-        """
-        if not base_url:
-            raise InvalidArgument("base_url is required, e.g. 'https://api.openai.com/v1'")
-        self.name = model
-        self.model = model
-        self.base_url = base_url.rstrip("/")
-        self._dim = dim
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        if http_client is None:
-            try:
-                import httpx
-            except ImportError:
-                raise MissingDependency("httpx is not installed - pip install 'agentbase-memory[openai-embed]'") from None
-            http_client = httpx.Client(timeout=timeout)
-        self._client = http_client
-        self._headers = headers
-
-    @property
-    def dim(self) -> int:  # type: ignore[override]  # lazy: asking the server costs a request
-        """The vector size (asks the server once when it was not given)."""
-        if self._dim is None:
-            self._dim = int(self.embed_batch(["dimension probe"]).shape[1])
-        return self._dim
-
-    def embed_batch(self, texts: list[str]) -> np.ndarray:
-        """Send one request for the batch.
-
-        Raises:
-            httpx.HTTPStatusError: The server answered with an error status.
-            ValueError: The response does not have OpenAI's ``{"data": [{"embedding": ...}]}`` shape,
-                or its vectors have the wrong size.
-        """
-        if not texts:
-            return np.zeros((0, self._dim or 0), dtype=np.float32)
-        response = self._client.post(
-            f"{self.base_url}/embeddings", json={"model": self.model, "input": list(texts)}, headers=self._headers
-        )
-        response.raise_for_status()
-        try:
-            data = sorted(response.json()["data"], key=lambda item: item.get("index", 0))
-            vectors = np.array([item["embedding"] for item in data], dtype=np.float32)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"Unexpected response from {self.base_url}/embeddings: {response.text[:200]!r}") from exc
-        if vectors.ndim != 2 or len(vectors) != len(texts):
-            raise ValueError(
-                f"{self.base_url}/embeddings returned {len(vectors)} vectors for {len(texts)} texts"
-            )
-        if self._dim is not None and vectors.shape[1] != self._dim:
-            raise ValueError(f"{self.model} returned {vectors.shape[1]}-dim vectors, expected {self._dim}")
-        return normalize(vectors)
-
-    def close(self) -> None:
-        """Close the HTTP client."""
-        self._client.close()
-
-    def __repr__(self) -> str:  # never send a request just to print the object
-        return f"OpenAICompatibleEmbedder(name={self.name!r}, base_url={self.base_url!r}, dim={self._dim})"

@@ -5,14 +5,11 @@ from __future__ import annotations
 import warnings
 
 from ...errors import InvalidArgument, MissingDependency
-from .backends import (
-    FastEmbedEmbedder,
-    OpenAICompatibleEmbedder,
-    SentenceTransformerEmbedder,
-)
+from .backends import FastEmbedEmbedder, SentenceTransformerEmbedder
 from .base import MINILM_INT8_NAME, MINILM_NAME, Embedder
 from .onnx import OnnxEmbedder
 from .packaged import PackagedMiniLMEmbedder
+from .remote import OllamaEmbedder, OpenAICompatibleEmbedder, TEIEmbedder
 
 __all__ = ["default_embedder", "get_embedder"]
 
@@ -55,7 +52,8 @@ def get_embedder(spec: str | Embedder | None) -> Embedder | None:
             (``default_embedder()``), ``"minilm"`` (all-MiniLM-L6-v2: the packaged ONNX file, else the
             bundled weights on onnxruntime or torch), ``"minilm-onnx"`` / ``"minilm-torch"`` (one runtime), ``"minilm-int8"`` (``OnnxEmbedder(quantized=True)``),
             ``"sentence-transformers:<path-or-name>"``,
-            ``"fastembed:<name>"``, or ``"openai:<model>@<base_url>"``.
+            ``"fastembed:<name>"``, ``"openai:<model>@<base_url>"``, ``"ollama:<model>@<base_url>"`` or
+            ``"tei:<base_url>"`` / ``"tei:<name>@<base_url>"`` (the remote ones fail open: ``remote.py``).
 
     Raises:
         InvalidArgument: ``spec`` is not one of these forms.
@@ -90,7 +88,18 @@ def get_embedder(spec: str | Embedder | None) -> Embedder | None:
             model, at, base_url = rest.partition("@")
             if at and model and base_url:
                 return OpenAICompatibleEmbedder(model, base_url=base_url)
+        if kind == "ollama":
+            model, at, base_url = rest.partition("@")
+            if model:
+                return OllamaEmbedder(model, base_url=base_url) if at and base_url else OllamaEmbedder(model)
+        if kind == "tei":
+            name, at, base_url = rest.partition("@")
+            if at and name and base_url:
+                return TEIEmbedder(base_url, name=name)
+            if "://" in rest:
+                return TEIEmbedder(rest)
     raise InvalidArgument(
         f"Unknown embedder {spec!r} - use 'auto', 'none', 'minilm', 'minilm-onnx', 'minilm-torch', 'minilm-int8', "
-        "'sentence-transformers:<path>', 'fastembed:<name>' or 'openai:<model>@<base_url>'"
+        "'sentence-transformers:<path>', 'fastembed:<name>', 'openai:<model>@<base_url>', "
+        "'ollama:<model>[@<base_url>]' or 'tei:[<name>@]<base_url>'"
     )
