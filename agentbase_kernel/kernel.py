@@ -15,7 +15,7 @@ import os
 import threading
 import uuid
 from collections.abc import Callable, Coroutine, Iterable, Sequence
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
@@ -142,7 +142,8 @@ class Kernel:
                 self._reinforcer = Reinforcer(store, interval=lifecycle.reinforce_flush_seconds)
                 if lifecycle.rank_composite:
                     self._retriever.rank_term = CompositeRank(store, lifecycle)
-                self._schedule = ConsolidationSchedule(lifecycle.consolidate_every_writes, self._consolidate_now)
+                self._schedule = ConsolidationSchedule(lifecycle.consolidate_every_writes, self._consolidate_now,
+                                                       idle_seconds=lifecycle.consolidate_idle_seconds)
                 self._store = store
                 # texts a killed process stored without their (deferred) vectors: embedded in the background
                 self._ingestor.resume()
@@ -1007,7 +1008,7 @@ class Kernel:
         if older_than is None:
             older_than = lifecycle.consolidate_older_than_days
         if isinstance(older_than, datetime):
-            cutoff = check.when(older_than, "older_than")
+            cutoff = older_than if older_than.tzinfo else older_than.replace(tzinfo=timezone.utc)
         elif isinstance(older_than, timedelta):
             cutoff = utcnow() - older_than
         elif isinstance(older_than, (int, float)) and not isinstance(older_than, bool) and older_than >= 0:
@@ -1028,11 +1029,12 @@ class Kernel:
 
     def _consolidate_now(self, scope: Scope) -> Consolidation:
         """The background schedule's job: consolidate with the configured settings."""
-        return self.consolidate(**scope.as_dict(), actor="agentbase:schedule")
+        return self.consolidate(user_id=scope.user_id, agent_id=scope.agent_id, project_id=scope.project_id,
+                                session_id=scope.session_id, actor="agentbase:schedule")
 
     def wait_consolidated(self, timeout: float | None = None) -> bool:
-        """Block until the background consolidations queued by ``lifecycle.consolidate_every_writes``
-        have run (``False`` if ``timeout`` ran out first)."""
+        """Block until the background consolidations due by ``lifecycle.consolidate_every_writes`` or
+        ``consolidate_idle_seconds`` have run (``False`` if ``timeout`` ran out first)."""
         self._ready()
         assert self._schedule is not None
         return self._schedule.idle(timeout)

@@ -409,7 +409,11 @@ def m007_importance_archive(conn: Any) -> None:
         """
         ALTER TABLE entries ADD COLUMN importance REAL;
         ALTER TABLE entries ADD COLUMN archived_at TEXT;
-        CREATE INDEX entries_archived ON entries (scope_key, archived_at);
+        -- capacity's per-write count of a scope's live entries, index-only
+        CREATE INDEX entries_archived ON entries (scope_key, archived_at, invalid_at, expires_at);
+        -- BM25's per-filter count stays index-only (m003) with the archived filter every read now has
+        DROP INDEX IF EXISTS entries_user_live;
+        CREATE INDEX entries_user_live ON entries (user_id, invalid_at, archived_at, expires_at);
 
         CREATE TABLE scope_capacity (
             scope_key TEXT PRIMARY KEY,
