@@ -55,6 +55,7 @@ READS = {
     "entity_graph": lambda k, w: k.entity_graph(**P1),
     "conflicts": lambda k, w: k.conflicts(**P1),
     "diff_entries": lambda k, w: k.diff_entries(w["entry"], w["keep"]),
+    "capacity": lambda k, w: k.capacity(**P1, user_id="u"),
 }
 WRITES = {
     "add_memory": lambda k, w: k.add_memory("a new note", **P1),
@@ -77,6 +78,10 @@ WRITES = {
     "resolve": lambda k, w: k.resolve(w["conflict"], keep=w["keep"]),
     "import": lambda k, w: k.import_(io.StringIO(w["export"])),
     "reset": lambda k, w: k.reset(),
+    "archive": lambda k, w: k.archive(w["entry"]),
+    "restore": lambda k, w: k.restore(w["entry"]),
+    "set_capacity": lambda k, w: k.set_capacity(50, **P1, user_id="u"),
+    "consolidate": lambda k, w: k.consolidate(**P1, user_id="u"),
 }
 # the kernel path that judges the call, where it is not the call's own name
 OPERATION = {"add_message": "add_messages", "diff_entries": "get"}
