@@ -66,6 +66,10 @@ class RetrievalConfig:
     # in the scope (a question asked in other words than the memories), up to score_vector_max
     unseen_vector_shift: float = 1.0
     score_vector_max: float = 0.8
+    # when the best keyword matches all lack at least missed_words_share of the query's words, the
+    # words they lack count as unseen too (the question names its subject in other words)
+    missed_words: bool = True
+    missed_words_share: float = 0.6
     # the cosine of a turn read together with the turns around it in its session (their vectors'
     # sum: no extra model call) weighs this much against the turn's own cosine
     context_vector_weight: float = 0.5
@@ -145,6 +149,8 @@ class LifecycleConfig:
     # fold older, low-importance memories of a scope into a summary after every N writes to it
     # (0: only when Kernel.consolidate is called), on a background thread
     consolidate_every_writes: int = 0
+    # ... or once this kernel has seen no write for this many seconds, every scope written since (0: off)
+    consolidate_idle_seconds: float = 0.0
     consolidate_older_than_days: float = 30.0
     consolidate_max_importance: float = 0.6
     consolidate_min_items: int = 3
@@ -161,6 +167,8 @@ class LifecycleConfig:
             raise InvalidArgument("lifecycle.half_life_days must be > 0")
         if self.max_items_per_scope < 0 or self.consolidate_every_writes < 0:
             raise InvalidArgument("lifecycle.max_items_per_scope and consolidate_every_writes must be >= 0")
+        if self.consolidate_idle_seconds < 0:
+            raise InvalidArgument("lifecycle.consolidate_idle_seconds must be >= 0")
         if self.consolidate_older_than_days < 0 or not 0 <= self.consolidate_max_importance <= 1:
             raise InvalidArgument("lifecycle.consolidate_older_than_days must be >= 0 and "
                                   "consolidate_max_importance in [0, 1]")

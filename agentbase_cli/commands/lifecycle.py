@@ -36,8 +36,10 @@ def consolidate(ctx: click.Context, older_than: float | None, max_importance: fl
     if not chosen:
         raise click.UsageError("Give the scope to consolidate: --user-id, --agent-id, --project-id or --session-id.")
     with open_kernel(ctx, models=True) as kernel:
-        result = kernel.consolidate(**chosen, older_than=older_than, max_importance=max_importance,
-                                    min_items=min_items, actor=actor)
+        result = kernel.consolidate(user_id=chosen.get("user_id"), agent_id=chosen.get("agent_id"),
+                                    project_id=chosen.get("project_id"), session_id=chosen.get("session_id"),
+                                    older_than=older_than, max_importance=max_importance, min_items=min_items,
+                                    actor=actor)
     if as_json:
         echo_json({"summary": result.summary, "sources": result.sources})
         return

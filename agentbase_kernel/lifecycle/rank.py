@@ -34,7 +34,7 @@ def recency(entry: Entry, reference: datetime, half_life_days: float) -> float:
     if when is None:
         return 1.0
     age_days = (reference - when).total_seconds() / 86400
-    return 0.5 ** (max(age_days, 0.0) / half_life_days)
+    return float(0.5 ** (max(age_days, 0.0) / half_life_days))
 
 
 def access_factor(count: int) -> float:

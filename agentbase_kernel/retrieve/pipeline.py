@@ -41,6 +41,10 @@ _SCOPE_PRIORITY = {"session": 1.0, "agent": 0.8, "project": 0.6, "global": 0.4}
 # a query is a cue, not a document: only its head is analysed and searched (a 10 MB query must not
 # hang find, issue 9)
 _QUERY_CHARS = 10_000
+# which memories hold a query word: each word's matching rows, read per term (the store caches them)
+_TERM_ROWS = 400
+# the keyword leg's best matches whose words are compared with the query's
+_COVERAGE_POOL = 10
 _IMPLICIT = ("bought", "tried", "using", "use ", "buy", "ordered", "started", "love", "enjoy")
 
 
@@ -138,6 +142,7 @@ class Retriever:
         legs: dict[str, list[int]] = {}
         bm25: dict[int, float] = {}
         unseen: list[str] = []
+        holding: dict[str, set[int]] = {}
         if cfg.fts:
             ranked: dict[int, float] = {}
             for i, sub in enumerate(subqueries[:6]):
@@ -148,7 +153,9 @@ class Retriever:
                     # the per-term rankings are cached, so asking for each term alone costs a lookup;
                     # dates ("in July 2023") are matched as a window, not as words, so they do not count
                     worded = [term for term in terms if not dates_mod.is_date_word(term)]
-                    unseen = [term for term in worded if not self.store.fts_search([term], flt, 1)]
+                    holding = {term: {rid for rid, _ in self.store.fts_search([term], flt, _TERM_ROWS)}
+                               for term in worded}
+                    unseen = [term for term in worded if not holding[term]]
                 # the full query leads; sub-queries only add what it missed
                 weight = 1.0 if i == 0 else 0.5
                 for rank, (rid, score) in enumerate(self.store.fts_search(terms, flt, fetch)):
@@ -196,10 +203,14 @@ class Retriever:
                     c.boost *= cfg.derived_weight
         if cfg.fusion == "score":
             worded_terms = [term for term in tokenize.query_terms(normalized) if not dates_mod.is_date_word(term)]
-            vector_weight = _vector_weight(cfg, len(unseen), len(worded_terms))
+            # words the best keyword match lacks count as unseen when it lacks most of them
+            missed = _words_missed(bm25, holding) if cfg.missed_words and holding else []
+            if len(missed) < cfg.missed_words_share * len(holding):
+                missed = []
+            vector_weight = _vector_weight(cfg, max(len(unseen), len(missed)), len(worded_terms))
             self._score_fusion(cands, bm25, similarity, qvec, cfg, vector_weight)
             t = timer.step("fuse_scores", t, len(cands), vector_weight=round(vector_weight, 3),
-                           context_vector_weight=cfg.context_vector_weight, pool=fetch)
+                           context_vector_weight=cfg.context_vector_weight, pool=fetch, missed_terms=missed[:20])
         else:
             t = timer.step("fuse_rrf", t, len(cands), k=cfg.rrf_k, weights=weights)
 
@@ -500,6 +511,22 @@ def _vector_weight(cfg: RetrievalConfig, unseen: int, terms: int) -> float:
         return cfg.score_vector_weight
     shifted = cfg.score_vector_weight + cfg.unseen_vector_shift * unseen / terms
     return min(max(cfg.score_vector_max, cfg.score_vector_weight), shifted)
+
+
+def _words_missed(bm25: dict[int, float], holding: dict[str, set[int]]) -> list[str]:
+    """The query's words that the best-covering of BM25's best memories lacks.
+
+    A word no memory holds is missed by all of them; a word some memory holds, but never one that
+    has the others, is missed too ("why did I change how I work after lunch?" finds "lunch" in
+    one turn and "work" in others, none says both): the question is asked in other words than the
+    memory that answers it.
+    """
+    best = sorted(bm25, key=lambda rid: (-bm25[rid], rid))[:_COVERAGE_POOL]
+    if not best:
+        return list(holding)
+    covering = max(best, key=lambda rid: sum(rid in rids for rids in holding.values()))
+    # a word in more memories than were read is common: it is not the one the question lacks
+    return [term for term, rids in holding.items() if covering not in rids and len(rids) < _TERM_ROWS]
 
 
 def _overlaps(value: str, start: Any, end: Any) -> bool:

@@ -152,3 +152,24 @@ def test_date_words_are_not_counted_as_unseen(kernel):
     assert fts.params["unseen_terms"] == []
     fuse = next(s for s in result.trace.steps if s.name == "fuse_scores")
     assert fuse.params["vector_weight"] == kernel.config.retrieval.score_vector_weight
+
+
+def test_words_no_single_memory_shares_shift_weight_to_the_cosine(kernel):
+    """Each query word is in some memory, but the best keyword match lacks most of them: they count as unseen."""
+    # one session each: a turn's neighbours are indexed with it, and these must not share words
+    for n, said in enumerate(["We moved to Denver and the apartment is lovely", "The city council meets on Tuesdays",
+                              "My home office needs a new lamp", "Tuesday feels endless at the office"]):
+        kernel.add_messages(f"s{n}", [{"role": "user", "content": said}], user_id="u")
+    cfg = kernel.config.retrieval
+
+    def fused(result):
+        return next(s for s in result.trace.steps if s.name == "fuse_scores").params
+
+    scattered = fused(kernel.find("which city feels like home", user_id="u"))
+    assert scattered["vector_weight"] > cfg.score_vector_weight
+    assert len(scattered["missed_terms"]) >= 2
+    # switched off, only "like" (in no memory at all) counts
+    alone = fused(kernel.find("which city feels like home", user_id="u", config=replace(cfg, missed_words=False)))
+    assert alone["missed_terms"] == [] and cfg.score_vector_weight < alone["vector_weight"] < scattered["vector_weight"]
+    together = fused(kernel.find("new lamp for the home office", user_id="u"))
+    assert together["vector_weight"] == cfg.score_vector_weight and together["missed_terms"] == []

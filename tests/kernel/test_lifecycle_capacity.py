@@ -176,3 +176,16 @@ async def test_async_twins(db_path, hash_embedder):
         assert (await db.capacity(user_id="u")) == {"max_items": 1, "live": 1}
         assert (await db.restore(a.id)).archived_at is None
         assert (await db.archive(a.id)).archived_at is not None
+
+
+def test_accessed_entries_are_kept_over_unused_ones(db_path, hash_embedder):
+    when = datetime.now(UTC) - timedelta(days=10)
+    with _capped(db_path, hash_embedder, cap=2) as k:
+        used = k.add_memory("the wifi password is on the fridge", user_id="u", importance=0.5, created_at=when).entry
+        unused = k.add_memory("the plumber came on Tuesday", user_id="u", importance=0.5, created_at=when).entry
+        for _ in range(3):
+            k.find("wifi password", user_id="u", top_k=1)
+        k.flush_lifecycle()
+        k.add_memory("the bins go out on Monday", user_id="u", importance=0.5, created_at=when)
+        assert k.get(unused.id).archived_at is not None  # same importance and age: the unused one goes
+        assert k.get(used.id).archived_at is None

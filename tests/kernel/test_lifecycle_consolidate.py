@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -173,3 +174,53 @@ def test_cli_consolidate(tmp_path, monkeypatch):
     with Kernel(tmp_path / "agentbase.db", embedder=None, ner="regex") as k:
         assert k.count(user_id="u", archived=True) == 5
         assert k.audit(user_id="u", kinds="archive")[0].actor == "cron"
+
+
+def test_concurrent_runs_make_one_summary(db_path, hash_embedder):
+    with Kernel(db_path, embedder=hash_embedder, ner="regex") as k:
+        ids, _, _ = _fill(k)
+        results = []
+        barrier = threading.Barrier(3)
+
+        def run() -> None:
+            barrier.wait()
+            results.append(k.consolidate(user_id="u", older_than=30, max_importance=0.5))
+
+        threads = [threading.Thread(target=run) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        made = [r for r in results if r]
+        assert len(results) == 3 and len(made) == 1
+        assert sorted(made[0].sources) == sorted(ids)
+        assert k.count(user_id="u", category="consolidation") == 1
+
+
+async def test_real_models_summary_keeps_the_named_facts(real_db):
+    """With the real spaCy NER and MiniLM: every place and person of the sources is in the summary,
+    the repeated outing once, and the summary is what a search for them finds."""
+    for i, text in enumerate(NOTES):
+        await real_db.add_memory(text, user_id="u", created_at=OLD + timedelta(days=i), importance=0.3)
+    result = await real_db.consolidate(user_id="u", older_than=30)
+    text = result.summary.l2_full
+    for name in ("Priya", "Sintra", "Alvalade", "Rua Augusta"):
+        assert name in text
+    assert text.count("Sintra") == 1
+    hits = await real_db.find("When is the dentist appointment?", user_id="u")
+    assert hits[0].id == result.summary.id
+
+
+def test_scheduled_consolidation_on_idle(db_path, hash_embedder):
+    cfg = Config().with_(lifecycle={"consolidate_idle_seconds": 0.2, "consolidate_max_importance": 0.5})
+    with Kernel(db_path, embedder=hash_embedder, ner="regex", config=cfg) as k:
+        for i, text in enumerate(NOTES):
+            k.add_memory(text, user_id="u", created_at=OLD + timedelta(days=i), importance=0.2)
+        k.add_memory("old note of another user", user_id="v", created_at=OLD, importance=0.2)
+        assert k.wait_consolidated(30)
+        summaries = k.list(user_id="u", category="consolidation")
+        assert len(summaries) == 1 and summaries[0].actor == "agentbase:schedule"
+        assert k.count(user_id="u", archived=True) == len(NOTES)
+        assert k.count(user_id="v", archived=True) == 0  # one memory: too few to fold
+    with pytest.raises(InvalidArgument):
+        Config().with_(lifecycle={"consolidate_idle_seconds": -1.0})

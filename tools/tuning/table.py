@@ -21,8 +21,9 @@ CONFIGS = {
     "no first-person boost": {"self_boost": 1.0},
     "fixed vector weight 0.5 (no unseen-word shift)": {"unseen_vector_shift": 0.0},
     "context cosine 0.75 (previous default)": {"context_vector_weight": 0.75},
-    "previous defaults (all four off)": {"latest_first": False, "self_boost": 1.0, "unseen_vector_shift": 0.0,
-                                         "context_vector_weight": 0.75},
+    "no missed words (the defaults before the third round)": {"missed_words": False},
+    "first-round defaults (all five off)": {"latest_first": False, "self_boost": 1.0, "unseen_vector_shift": 0.0,
+                                            "context_vector_weight": 0.75, "missed_words": False},
 }
 KINDS = ["knowledge-update", "preference", "aggregation", "multi-session", "temporal", "single-session-user",
          "single-session-assistant", "paraphrase"]
