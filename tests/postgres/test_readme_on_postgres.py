@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import socket
 import subprocess
 import sys
 import time
@@ -100,8 +101,6 @@ def test_openai_server_and_client_on_postgres(postgres_url, tmp_path, env):
                             stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 300
-        import socket
-
         while True:
             assert proc.poll() is None, proc.communicate()[1][-3000:]
             try:

@@ -202,12 +202,20 @@ class PgConnections:
         whole transaction anyway (PostgreSQL aborts it on any error), so nothing is half written.
         """
         conn = self.current
-        if conn is not None:
+        if conn is not None and self.in_write:
             if savepoint:
                 with conn.transaction():
                     yield conn
             else:
                 yield conn
+            return
+        if conn is not None:  # a write inside a plain read: a transaction on the read's connection
+            self._local.writing = True
+            try:
+                with conn.transaction():
+                    yield conn
+            finally:
+                self._local.writing = False
             return
         with self._borrow() as conn:
             self._local.conn, self._local.writing = conn, True
@@ -218,8 +226,10 @@ class PgConnections:
                 self._local.conn, self._local.writing = None, False
 
     @contextlib.contextmanager
-    def read(self) -> Iterator[psycopg.Connection[Any]]:
-        """A consistent read snapshot, or the enclosing transaction."""
+    def read(self, *, snapshot: bool = False) -> Iterator[psycopg.Connection[Any]]:
+        """A connection for reads (each statement sees the latest commits), or with ``snapshot`` one
+        REPEATABLE READ transaction whose statements all see the same data (export); inside this
+        thread's transaction, that transaction."""
         conn = self.current
         if conn is not None:
             yield conn
@@ -227,6 +237,9 @@ class PgConnections:
         with self._borrow() as conn:
             self._local.conn = conn
             try:
+                if not snapshot:
+                    yield conn
+                    return
                 conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 try:
                     yield conn

@@ -107,7 +107,7 @@ class PortableMixin(PgCore):
         swhere, sargs = self._session_where(flt.scope, "s")
         everything = flt.scope.is_empty and not flt.metadata
         try:
-            with self.conns.read() as conn:
+            with self.conns.read(snapshot=True) as conn:
                 yield from self._export_entities(conn, where, wargs)
                 yield from self._export_entries(conn, where, wargs)
                 if everything:

@@ -77,7 +77,7 @@ class SearchMixin(PgCore):
             return {}
         with self.conns.read() as conn:
             rows = conn.execute("SELECT content_hash, vector FROM embeddings WHERE content_hash = ANY(%s)",
-                                (wanted,)).fetchall()
+                                (wanted,), binary=True).fetchall()
         return {h: as_array(v) for h, v in rows}
 
     @mapped
@@ -153,8 +153,12 @@ class SearchMixin(PgCore):
         return hits[:k]
 
     def _hnsw_search(self, conn: Any, q: np.ndarray, dim: int, where: str, args: list[Any], k: int) -> list[Any]:
-        conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")
-        conn.execute(f"SET LOCAL hnsw.ef_search = {max(40, min(1000, 2 * k))}")
+        with conn.transaction():  # SET LOCAL lasts to the end of it
+            conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")
+            conn.execute(f"SET LOCAL hnsw.ef_search = {max(40, min(1000, 2 * k))}")
+            return self._hnsw_rows(conn, q, dim, where, args, k)
+
+    def _hnsw_rows(self, conn: Any, q: np.ndarray, dim: int, where: str, args: list[Any], k: int) -> list[Any]:
         return conn.execute(
             f"SELECT e.rid, v.vector::vector({dim}) <=> %s::vector({dim}) AS d FROM embeddings v "
             f"JOIN entries e ON e.content_hash = v.content_hash WHERE {where} ORDER BY d LIMIT %s",
@@ -167,11 +171,11 @@ class SearchMixin(PgCore):
                 "SELECT e.content_hash, min(e.l2_full) FROM entries e LEFT JOIN embeddings v "
                 "ON v.content_hash = e.content_hash WHERE v.content_hash IS NULL GROUP BY e.content_hash")]
 
-    def _count(self, conn: Any, where: str, args: list[Any], now: datetime) -> int:
+    def _count(self, conn: Any, where: str, args: list[Any], now: datetime, seq: int | None = None) -> int:
         """Entries in a filter, cached per filter until the change log moves (BM25's scope size and
         the exact-or-HNSW choice; a count a few writes behind changes neither noticeably)."""
         key = (where, tuple(None if a is now else repr(a) for a in args))
-        seq = self._changes_seq(conn)
+        seq = self._changes_seq(conn) if seq is None else seq
         with self._cache_lock:
             hit = self._counts.get(key)
             if hit is not None and hit[0] == seq:
@@ -185,9 +189,8 @@ class SearchMixin(PgCore):
         return n
 
     # -- full text ---------------------------------------------------------------------------------
-    def _global_totals(self, conn: Any) -> tuple[int, float]:
+    def _global_totals(self, conn: Any, seq: int) -> tuple[int, float]:
         """Every entry's count and average length (BM25's avgdl), cached until the change log moves."""
-        seq = self._changes_seq(conn)
         with self._cache_lock:
             if self._totals[0] == seq and seq:
                 return self._totals[1], self._totals[2]
@@ -214,22 +217,26 @@ class SearchMixin(PgCore):
             parsed = [(query, lexemes) for _, query, lexemes in parsed if lexemes]
             if not parsed:
                 return []
-            n_entries, avgdl = self._global_totals(conn)
-            n_scope = self._count(conn, where, args, now) or 1
-            for query, lexemes in parsed:
+            seq = self._changes_seq(conn)
+            n_entries, avgdl = self._global_totals(conn, seq)
+            n_scope = self._count(conn, where, args, now, seq) or 1
+            # every term's best rows in one statement (one round trip): (term, rid, part, df in the scope)
+            parts: list[str] = []
+            params: list[Any] = []
+            for i, (query, lexemes) in enumerate(parsed):
                 # a phrase's frequency is its words' mean (FTS5 counts the phrase's hits)
                 tf = "(" + " + ".join(["coalesce((e.fts_tf ->> %s)::float8, 0)"] * len(lexemes)) + f") / {len(lexemes)}"
-                rows = conn.execute(
-                    "SELECT rid, part, count(*) OVER () FROM (SELECT e.rid, "
+                parts.append(
+                    f"(SELECT {i} AS term, rid, part, count(*) OVER () AS df FROM (SELECT e.rid, "
                     "(t.tf * %s) / (t.tf + %s * (1 - %s + %s * e.fts_len / %s)) AS part "
                     f"FROM entries e CROSS JOIN LATERAL (SELECT {tf} AS tf) t "
-                    f"WHERE e.fts @@ %s::tsquery AND {where}) x WHERE part > 0 ORDER BY part DESC, rid LIMIT %s",
-                    [_K1 + 1, _K1, _B, _B, avgdl, *lexemes, query, *args, per_term]).fetchall()
-                if not rows:
-                    continue
-                idf_scope = _idf(n_scope, int(rows[0][2]))
-                for rid, part, _ in rows:
-                    scores[int(rid)] = scores.get(int(rid), 0.0) + float(part) * idf_scope
+                    f"WHERE e.fts @@ %s::tsquery AND {where}) x WHERE part > 0 ORDER BY part DESC, rid LIMIT %s)")
+                params += [_K1 + 1, _K1, _B, _B, avgdl, *lexemes, query, *args, per_term]
+            idf: dict[int, float] = {}
+            for term, rid, part, df in conn.execute(" UNION ALL ".join(parts), params).fetchall():
+                if term not in idf:
+                    idf[term] = _idf(n_scope, int(df))
+                scores[int(rid)] = scores.get(int(rid), 0.0) + float(part) * idf[term]
         ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
         return ranked[:k]
 
