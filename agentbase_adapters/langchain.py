@@ -137,7 +137,7 @@ class AgentBaseChatMessageHistory(BaseChatMessageHistory):
     ) -> None:
         super().__init__()
         self.session_id = session_id
-        self.db = db
+        self.db = db.view(source="langchain")  # entries record the path that wrote them (Entry.source)
         self.user_id = user_id
         self.agent_id = agent_id
         self.project_id = project_id

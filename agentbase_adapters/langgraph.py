@@ -196,7 +196,7 @@ class AgentBaseStore(BaseStore):
         ttl: TTLConfig | None = None,
         defer_embedding: bool | None = True,
     ) -> None:
-        self.db = db
+        self.db = db.view(source="langgraph")  # entries record the path that wrote them (Entry.source)
         # put returns once the item is stored and FTS-searchable; its vector follows from a
         # background thread (flush() waits). None: the kernel's ingest.defer_embedding.
         self.defer_embedding = defer_embedding

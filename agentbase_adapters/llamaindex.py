@@ -110,6 +110,7 @@ class _ScopedStore(BaseModel):
     project_id: str | None = Field(default=None, description="Sessions are created in this project's scope.")
 
     _db: AgentBase = PrivateAttr()
+    _given: AgentBase = PrivateAttr()  # the db as passed in; _db is its view writing as source "llamaindex"
 
     def __init__(self, db: AgentBase, **data: Any) -> None:
         """Wrap ``db``; the keyword fields ``user_id``, ``agent_id``, ``project_id`` set the scope.
@@ -118,12 +119,13 @@ class _ScopedStore(BaseModel):
             TypeError: ``db`` is not an ``AgentBase``.
         """
         super().__init__(**data)
-        self._db = _check_db(db, type(self).__name__)
+        self._given = _check_db(db, type(self).__name__)
+        self._db = self._given.view(source="llamaindex")
 
     @property
     def db(self) -> AgentBase:
         """The ``AgentBase`` this store writes to."""
-        return self._db
+        return self._given
 
     def _scope(self) -> dict[str, Any]:
         return _scope_kwargs(self.user_id, self.agent_id, self.project_id)

@@ -83,7 +83,7 @@ class MinimalAdapter:
         if isinstance(db, AgentBase) and options:
             raise TypeError(f"options {sorted(options)} only apply when MinimalAdapter opens the file itself")
         self._owns_db = not isinstance(db, AgentBase)
-        self.db: AgentBase = db if isinstance(db, AgentBase) else AgentBase(db, **options)
+        self.db: AgentBase = (db if isinstance(db, AgentBase) else AgentBase(db, **options)).view(source="minimal")
         self.defer_embedding = defer_embedding
 
     def remember(self, text: str, *, who: str | None = None, tags: Iterable[str] = (), **metadata: Any) -> str:

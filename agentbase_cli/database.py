@@ -151,7 +151,7 @@ def open_kernel(ctx: click.Context, *, models: bool, ner: bool | None = None,
         raise missing_database(target)
     use_ner = models if ner is None else ner
     kernel = Kernel(target.path, embedder=target.embedder if models else None,
-                    ner=target.ner if use_ner else None, create=create)
+                    ner=target.ner if use_ner else None, create=create, source="cli")
     try:
         kernel.initialize()
         yield kernel

@@ -18,6 +18,7 @@ reaches a caller. Each class also subclasses the builtin that callers already ca
     │   └── IntegrityError
     ├── ClosedError (RuntimeError)
     ├── EmbedderUnavailable (ConnectionError)
+    ├── PermissionDenied (PermissionError)
     └── MissingDependency (ImportError)
 """
 
@@ -36,6 +37,7 @@ __all__ = [
     "MessageNotFound",
     "MissingDependency",
     "NotFoundError",
+    "PermissionDenied",
     "SchemaTooNew",
     "ScopeError",
     "SessionNotFound",
@@ -141,6 +143,18 @@ class EmbedderUnavailable(AgentBaseError, ConnectionError):
         super().__init__(message)
         self.reason = reason
         self.retry_in = retry_in
+
+
+class PermissionDenied(AgentBaseError, PermissionError):
+    """A scope policy forbids this agent the read or write it asked for (``Kernel.grant``)."""
+
+    def __init__(self, message: str, *, agent: str | None = None, access: str | None = None,
+                 scope: dict[str, str] | None = None, operation: str | None = None) -> None:
+        super().__init__(message)
+        self.agent = agent
+        self.access = access
+        self.scope = scope or {}
+        self.operation = operation
 
 
 class MissingDependency(AgentBaseError, ImportError):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import copy
 import functools
 import os
 import threading
@@ -20,15 +21,18 @@ from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 from . import arguments as check
 from .config import Config, RetrievalConfig, default_path
-from .errors import ClosedError, InvalidArgument, ScopeError
+from .errors import ClosedError, EntryNotFound, InvalidArgument, ScopeError
 from .ingest.pipeline import Ingestor, validate_text
 from .lifecycle import AuditEvent, Prefetch, Reinforcer
 from .lifecycle.audit import check_kinds
 from .lifecycle.capacity import effective_capacity, enforce
+from .lifecycle.conflicts import Conflict
 from .lifecycle.consolidate import Consolidation
 from .lifecycle.importance import check_importance
+from .lifecycle.permissions import Gate, Policy, Verdicts, policy_of
 from .lifecycle.rank import CompositeRank
 from .lifecycle.schedule import ConsolidationSchedule
+from .lifecycle.trust import Writer, check_trust, writing_as
 from .records import AddResult, ContextType, Entry, FindResult, HistoryEvent, Message, Scope, Session
 from .retrieve.pipeline import MAX_TOP_K, Decomposer, Reranker, Retriever
 from .store import NO_EMBEDDER, EntryFilter, MessageRow, Store, is_postgres_url, open_store, redact_url
@@ -58,9 +62,16 @@ class Kernel:
     def __init__(self, path: str | os.PathLike[str] | None = None, *, embedder: Any = "auto",
                  ner: str | None = "auto", config: Config | None = None, create: bool = True,
                  summarizer: Callable[[str], str] | None = None, reranker: Reranker | None = None,
-                 decomposer: Decomposer | None = None) -> None:
+                 decomposer: Decomposer | None = None, agent: str | None = None, source: str = "kernel") -> None:
         # a file is a Path; a postgresql:// URL stays a string (a Path would fold its '//')
         self.path: Path | str = (path if is_postgres_url(path) else Path(path)) if path is not None else default_path()
+        # governance (docs/lifecycle.md): the acting agent that policies judge, and the write path
+        self._agent = check.check_id("agent", agent)
+        if not isinstance(source, str) or not source:
+            raise InvalidArgument(f"source must be a non-empty str, got {source!r}", param="source")
+        self._source = source
+        self._root: Kernel = self  # a view (``view``, ``as_agent``) shares its root's open file
+        self._verdicts = Verdicts()  # permission verdicts on the current policies, shared with views
         self.config = config or Config.load()
         self._embedder_spec = embedder
         self._ner_spec = ner
@@ -85,6 +96,14 @@ class Kernel:
         return self
 
     def _ready(self) -> Store:
+        if self._root is not self:
+            store = self._root._ready()
+            if self._store is not store:
+                root = self._root
+                self._store, self.embedder, self.ner = root._store, root.embedder, root.ner
+                self._ingestor, self._retriever, self._reinforcer = root._ingestor, root._retriever, root._reinforcer
+                self._schedule = root._schedule
+            return store
         if self._closed:
             raise ClosedError("Cannot use the database, as it has been closed.")
         if self._store is not None:
@@ -148,7 +167,11 @@ class Kernel:
 
         With deferred embedding, waits for the background embedder first (``wait_embedded=False``
         stops it at once; what it did not reach is embedded by the next deferred write or ``rebuild``).
+        A view closes the file it shares.
         """
+        if self._root is not self:
+            self._root.close(wait_embedded=wait_embedded)
+            return
         if self._schedule is not None:
             self._schedule.close()
         if self._reinforcer is not None:
@@ -162,7 +185,64 @@ class Kernel:
 
     @property
     def closed(self) -> bool:
-        return self._closed
+        return self._root._closed
+
+    # -- governance: who is acting (docs/lifecycle.md) ------------------------------------------
+    @property
+    def agent(self) -> str | None:
+        """The acting agent that scope policies judge (``None``: the file's owner, unrestricted)."""
+        return self._agent
+
+    @property
+    def source(self) -> str:
+        """The write path stamped on every entry this kernel writes (``Entry.source``)."""
+        return self._source
+
+    def view(self, *, agent: str | None = _UNSET, source: str = _UNSET) -> Kernel:
+        """This kernel over the same open file, acting as another agent and/or writing as another
+        source. Cheap: nothing is opened twice; closing a view closes the file.
+
+        Usage::
+
+            bot = kernel.view(agent="bot-b")           # policies now apply to bot-b
+            mem0_path = kernel.view(source="mem0")     # entries record source "mem0"
+        """
+        out = copy.copy(self)
+        if agent is not _UNSET:
+            out._agent = check.check_id("agent", agent)
+        if source is not _UNSET:
+            if not isinstance(source, str) or not source:
+                raise InvalidArgument(f"source must be a non-empty str, got {source!r}", param="source")
+            out._source = source
+        return out
+
+    def as_agent(self, agent: str | None) -> Kernel:
+        """``view(agent=agent)``: this file, with ``agent``'s permissions."""
+        return self.view(agent=agent)
+
+    @property
+    def _gate(self) -> Gate:
+        return Gate(self._ready(), self._agent, audit=self.config.lifecycle.audit, queue=self._reinforcer,
+                    verdicts=self._verdicts)
+
+    def _writing(self) -> Any:
+        return writing_as(Writer(self._source, self._agent))
+
+    def _check_entry(self, access: str, entry: Entry, operation: str) -> Entry:
+        if self._agent is not None:
+            self._gate.check(access, entry.scope, operation, exact=True, entry_ids=[entry.id])
+        return entry
+
+    def _check_session(self, access: str, session_id: str, operation: str,
+                       scope: Scope | None = None) -> None:
+        """Judge a call on one session by the session's scope (or, if it does not exist yet, the
+        scope it would be created in)."""
+        if self._agent is None:
+            return
+        session = self._ready().find_session(session_id)
+        base = session.scope if session is not None else (scope or Scope())
+        self._gate.check(access, Scope(base.user_id, base.agent_id, base.project_id, session_id), operation,
+                         exact=True)
 
     def __enter__(self) -> Kernel:
         return self.initialize()
@@ -211,7 +291,7 @@ class Kernel:
                    expires_at: datetime | date | str | None = None, infer: bool = False,
                    entry_id: str | None = None, dedup: bool = True, stream: str | None = None,
                    defer_embedding: bool | None = None, speaker: str | None = None,
-                   importance: float | None = None) -> AddResult:
+                   trust: float | None = None, importance: float | None = None) -> AddResult:
         """Store one memory verbatim (plus facts when ``infer``). An exact duplicate is a NOOP.
 
         ``dedup=False`` keeps this entry even when the scope already holds the same text (for
@@ -226,19 +306,29 @@ class Kernel:
         once the text is stored and FTS-searchable, and a background thread adds its vector
         (``wait_embedded()``; ``close()`` waits for it).
 
+        ``trust`` (0..1) overrides the default its ``role`` gives (``lifecycle/trust.py``).
         ``importance`` in [0, 1] ranks the memory for capacity and consolidation (and the optional
         composite rank term); ``None`` lets the rule decide (``lifecycle/importance.py``).
 
         Raises:
             InvalidArgument: empty text, bad types, or malformed ids.
+            PermissionDenied: a scope policy forbids this kernel's agent to write the scope.
         """
         item = check.memory_item(text, user_id=user_id, agent_id=agent_id, project_id=project_id,
                                  session_id=session_id, category=category, tags=tags, metadata=metadata, role=role,
                                  actor=actor, context_type=context_type, confidence=confidence, created_at=created_at,
                                  valid_from=valid_from, expires_at=expires_at, infer=infer, entry_id=entry_id,
                                  dedup=dedup, stream=stream, defer_embedding=defer_embedding, speaker=speaker,
-                                 importance=importance)
-        return self._wrote(self.ingestor.add_many([item]))[0]
+                                 trust=trust, importance=importance)
+        self._check_items([item], "add_memory")
+        with self._writing():
+            return self._wrote(self.ingestor.add_many([item]))[0]
+
+    def _check_items(self, items: builtins.list[dict[str, Any]], operation: str) -> None:
+        if self._agent is not None:
+            for scope in {check.scope_of(i.get("user_id"), i.get("agent_id"), i.get("project_id"), i.get("session_id"))
+                          for i in items}:
+                self._gate.check("write", scope, operation, exact=True)
 
     @traced("add_memories")
     def add_memories(self, items: Iterable[dict[str, Any]], *,
@@ -251,13 +341,16 @@ class Kernel:
             if not isinstance(item, dict) or "text" not in item:
                 raise InvalidArgument("each item must be a dict with a 'text' key")
             prepared.append(check.memory_item(item["text"], **{k: v for k, v in item.items() if k != "text"}))
-        return self._wrote(self.ingestor.add_many(prepared, progress=progress))
+        self._check_items(prepared, "add_memories")
+        with self._writing():
+            return self._wrote(self.ingestor.add_many(prepared, progress=progress))
 
     def get(self, entry_id: str, *, user_id: str | None = None, agent_id: str | None = None,
             project_id: str | None = None, session_id: str | None = None) -> Entry:
         """The entry, or ``EntryNotFound`` (a ``KeyError``) when missing or outside the scope."""
         scope = check.scope_of(user_id, agent_id, project_id, session_id)
-        return self._with_access([self._ready().get_entry(check.entry_id(entry_id), scope)])[0]
+        entry = self._check_entry("read", self._ready().get_entry(check.entry_id(entry_id), scope), "get")
+        return self._with_access([entry])[0]
 
     def update(self, entry_id: str, *, user_id: str | None = None, agent_id: str | None = None,
                project_id: str | None = None, session_id: str | None = None, text: str | None = None,
@@ -286,6 +379,8 @@ class Kernel:
             changes["confidence"] = float(confidence)
         if importance is not None:
             changes["importance"] = check_importance(importance)
+        if self._agent is not None:  # judged before the transaction, so that the denial's audit row stays
+            self._check_entry("write", store.get_entry(entry_id, scope), "update")
         with store.transaction():
             current = store.get_entry(entry_id, scope)
             return self.ingestor.update(current, scope, changes, text=text, tags=new_tags, actor=actor)
@@ -294,7 +389,10 @@ class Kernel:
                project_id: str | None = None, session_id: str | None = None, actor: str | None = None) -> Entry:
         """Delete one entry and return it (a DELETE history event stays). ``EntryNotFound`` when missing."""
         scope = check.scope_of(user_id, agent_id, project_id, session_id)
-        return self._ready().delete_entry(check.entry_id(entry_id), scope, actor=actor)
+        entry_id = check.entry_id(entry_id)
+        if self._agent is not None:
+            self._check_entry("write", self._ready().get_entry(entry_id, scope), "delete")
+        return self._ready().delete_entry(entry_id, scope, actor=actor)
 
     def delete_all(self, *, user_id: str | None = None, agent_id: str | None = None,
                    project_id: str | None = None, session_id: str | None = None,
@@ -307,16 +405,19 @@ class Kernel:
                              "use reset() to wipe the whole database")
         flt = EntryFilter(scope=scope, include_expired=True, include_invalid=True,
                           metadata=check.metadata_filter(metadata), archived=None)
+        flt.exclude_scopes = self._gate.check("write", scope, "delete_all")
         return self._ready().delete_entries(flt)
 
     def reset(self) -> None:
         """Wipe every entry, session, message and history row in the file."""
+        self._gate.check("write", Scope(), "reset", whole=True)
         self._ready().reset()
 
     def _filter(self, *, user_id: Any = None, agent_id: Any = None, project_id: Any = None, session_id: Any = None,
                 context_type: Any = None, category: Any = None, tags: Any = None, role: Any = None,
                 include_expired: bool = False, include_invalid: bool = False, as_of: Any = None,
-                metadata: Any = None, since: Any = None, until: Any = None, archived: Any = False) -> EntryFilter:
+                metadata: Any = None, since: Any = None, until: Any = None, archived: Any = False,
+                min_trust: Any = None, operation: str = "list") -> EntryFilter:
         if context_type is not None:
             try:
                 context_type = ContextType(getattr(context_type, "value", context_type)).value
@@ -324,37 +425,66 @@ class Kernel:
                 raise InvalidArgument(f"context_type must be one of memory, resource, skill; got {context_type!r}") from None
         if archived not in (False, True, None):
             raise InvalidArgument(f"archived must be False, True or None (both), got {archived!r}")
+        scope = check.scope_of(user_id, agent_id, project_id, session_id)
         return EntryFilter(
-            scope=check.scope_of(user_id, agent_id, project_id, session_id), context_type=context_type, category=category,
+            scope=scope, context_type=context_type, category=category,
             tags=tuple(check.tags(tags)) if tags is not None else None, role=role, include_expired=include_expired,
             include_invalid=include_invalid, as_of=check.when(as_of, "as_of"),
             metadata=check.metadata_filter(metadata),
-            since=check.when(since, "since"), until=check.when(until, "until"), archived=archived)
+            since=check.when(since, "since"), until=check.when(until, "until"), archived=archived,
+            min_trust=check_trust(min_trust),
+            exclude_scopes=self._gate.check("read", scope, operation) if self._agent is not None else ())
 
     def list(self, *, user_id: str | None = None, agent_id: str | None = None, project_id: str | None = None,
              session_id: str | None = None, context_type: Any = None, category: str | None = None,
              tags: Sequence[str] | None = None, role: str | None = None, include_expired: bool = False,
              include_invalid: bool = False, as_of: datetime | None = None, metadata: dict[str, Any] | None = None,
              since: datetime | None = None, until: datetime | None = None, limit: int | None = 100,
-             offset: int = 0, order: str = "asc", archived: bool | None = False) -> builtins.list[Entry]:
+             offset: int = 0, order: str = "asc", archived: bool | None = False,
+             min_trust: float | None = None) -> builtins.list[Entry]:
         """Entries in creation order, filtered; ``limit=None`` for all. ``archived=True`` lists only
-        archived entries (capacity, consolidation), ``None`` both."""
+        archived entries (capacity, consolidation), ``None`` both. ``min_trust`` leaves out entries
+        less trusted (``Entry.trust``)."""
         if order not in ("asc", "desc"):
             raise InvalidArgument(f"order must be 'asc' or 'desc', got {order!r}")
         flt = self._filter(user_id=user_id, agent_id=agent_id, project_id=project_id, session_id=session_id,
                            context_type=context_type, category=category, tags=tags, role=role,
                            include_expired=include_expired, include_invalid=include_invalid, as_of=as_of,
-                           metadata=metadata, since=since, until=until, archived=archived)
+                           metadata=metadata, since=since, until=until, archived=archived, min_trust=min_trust)
         return self._with_access(self._ready().list_entries(flt, limit=check.limit(limit),
                                                             offset=check.limit(offset, "offset") or 0, order=order))
 
     def count(self, /, **filters: Any) -> int:
         """How many entries ``list`` would return without a limit."""
-        return self._ready().count_entries(self._filter(**filters))
+        return self._ready().count_entries(self._filter(**filters, operation="count"))
 
     def history(self, entry_id: str) -> builtins.list[HistoryEvent]:
-        """ADD / UPDATE / DELETE events of an entry, oldest first (``[]`` for an unknown id)."""
-        return self._ready().history(check.entry_id(entry_id))
+        """ADD / UPDATE / DELETE events of an entry, oldest first (``[]`` for an unknown id), with
+        ``CONFLICT`` (a contradicting fact kept beside it) and ``RESOLVE`` (which side a ``resolve``
+        kept, old value the side dropped) events from conflicts."""
+        entry_id = check.entry_id(entry_id)
+        store = self._ready()
+        if self._agent is not None:
+            try:
+                self._check_entry("read", store.get_entry(entry_id), "history")
+            except EntryNotFound:  # a deleted entry's scope is gone with it: only the owner reads its past
+                if store.policies():
+                    self._gate.deny("read", Scope(), "history", None, [entry_id])
+        events = store.history(entry_id)
+        for row in store.list_conflicts(Scope(), include_closed=True, entry_ids=[entry_id]):
+            a, b = row["entry_ids"]
+            other = row["texts"][1] if a == entry_id else row["texts"][0]
+            mine = row["texts"][0] if a == entry_id else row["texts"][1]
+            events.append(HistoryEvent(row["id"], entry_id, "CONFLICT", mine, other, row["created_at"],
+                                       reason=row["reason"]))
+            if row["status"] == "resolved":
+                kept_text, lost_text = (row["texts"][0], row["texts"][1]) if row["kept"] == a else \
+                    (row["texts"][1], row["texts"][0])
+                events.append(HistoryEvent(f"{row['id']}:resolve", entry_id, "RESOLVE", lost_text, kept_text,
+                                           row["resolved_at"], row["actor"],
+                                           reason=f"conflict {row['id']} ({row['reason']}) resolved: kept {row['kept']}"))
+        events.sort(key=lambda e: e.created_at)
+        return events
 
     # -- retrieval -----------------------------------------------------------------------------
     @traced("find")
@@ -364,15 +494,24 @@ class Kernel:
              since: datetime | None = None, until: datetime | None = None, as_of: datetime | None = None,
              metadata: dict[str, Any] | None = None, reference_time: datetime | None = None,
              token_budget: int | None = None, strategy: str = "auto", include_expired: bool = False,
-             config: Any = None, reinforce: bool | None = None) -> FindResult:
+             config: Any = None, reinforce: bool | None = None, min_trust: float | None = None,
+             trust_weight: float = 0.0) -> FindResult:
         """Hybrid retrieval (FTS5 + vectors + NER + intents), best first, with a trace.
 
         Each returned entry's ``access_count`` / ``last_accessed_at`` are bumped after the search,
         batched off the read path (``reinforce=False`` or ``lifecycle.reinforce`` off to skip).
+
+        ``min_trust`` leaves out entries less trusted (in SQL, before ranking); ``trust_weight`` w
+        in [0, 1] re-ranks by ``score * (1 - w + w * trust)`` (off by default: not measured to
+        help, docs/lifecycle.md). Hits whose entry is in an open conflict carry its id in
+        ``hit.entry.conflicts``, and ``result.trace.conflicts`` lists those entries.
         """
         flt = self._filter(user_id=user_id, agent_id=agent_id, project_id=project_id, session_id=session_id,
                            context_type=context_type, category=category, tags=tags, role=role,
-                           include_expired=include_expired, as_of=as_of, metadata=metadata, since=since, until=until)
+                           include_expired=include_expired, as_of=as_of, metadata=metadata, since=since, until=until,
+                           min_trust=min_trust, operation="find")
+        if not isinstance(trust_weight, (int, float)) or isinstance(trust_weight, bool) or not 0 <= trust_weight <= 1:
+            raise InvalidArgument(f"trust_weight must be a number in [0, 1], got {trust_weight!r}", param="trust_weight")
         if token_budget is not None:
             check.limit(token_budget, "token_budget")
         if config is not None and not isinstance(config, RetrievalConfig):
@@ -382,6 +521,7 @@ class Kernel:
         result = self.retriever.find(query, top_k=top_k, flt=flt,
                                      reference_time=check.when(reference_time, "reference_time"),
                                      token_budget=token_budget, strategy=strategy, config=config)
+        self._govern_hits(result, flt, float(trust_weight))
         lifecycle = self.config.lifecycle
         assert self._reinforcer is not None
         self._reinforcer.record([h.entry.id for h in result.hits], scope=flt.scope,
@@ -392,12 +532,15 @@ class Kernel:
     def trace_session(self, *, user_id: str | None = None, agent_id: str | None = None,
                       project_id: str | None = None, session_id: str | None = None, limit: int = 20) -> builtins.list[dict[str, Any]]:
         """The most recent retrieval traces made in a scope, with their steps."""
+        self._gate.check("read", check.scope_of(user_id, agent_id, project_id, session_id), "trace_session",
+                         whole=True)
         return self._ready().load_traces(check.scope_of(user_id, agent_id, project_id, session_id), check.count(limit))
 
     def entity_graph(self, *, entity: str | None = None, user_id: str | None = None, agent_id: str | None = None,
                      project_id: str | None = None, session_id: str | None = None, limit: int = 200) -> dict[str, Any]:
         """Entities seen in a scope and the co-occurrence links between them."""
         flt = EntryFilter(scope=check.scope_of(user_id, agent_id, project_id, session_id), include_invalid=True)
+        flt.exclude_scopes = self._gate.check("read", flt.scope, "entity_graph")
         if entity is not None and not isinstance(entity, str):
             raise InvalidArgument(f"entity must be a str, got {type(entity).__name__}")
         return self._ready().entity_graph(flt, entity, check.count(limit))
@@ -420,6 +563,7 @@ class Kernel:
         """Create a session, or return the existing one with this id (its scope must agree)."""
         sid = check.check_id("session_id", session_id) or f"sess_{uuid.uuid4().hex}"
         scope = check.scope_of(user_id, agent_id, project_id)
+        self._check_session("write", sid, "create_session", scope)
         session, created = self._ready().ensure_session(sid, scope, check.metadata(metadata))
         if not created:
             for field_name in ("user_id", "agent_id", "project_id"):
@@ -437,12 +581,24 @@ class Kernel:
         if session is None or any(getattr(scope, f) is not None and getattr(session.scope, f) != getattr(scope, f)
                                   for f in ("user_id", "agent_id", "project_id")):
             raise SessionNotFound(session_id)
+        if self._agent is not None:
+            self._gate.check("read", Scope(session.scope.user_id, session.scope.agent_id, session.scope.project_id,
+                                           session.id), "get_session", exact=True)
         return session
 
     def list_sessions(self, *, user_id: str | None = None, agent_id: str | None = None,
                       project_id: str | None = None, limit: int | None = 100, offset: int = 0) -> builtins.list[Session]:
-        return self._ready().list_sessions(check.scope_of(user_id, agent_id, project_id), check.limit(limit),
-                                           check.limit(offset, "offset") or 0)
+        scope = check.scope_of(user_id, agent_id, project_id)
+        hidden = self._gate.check("read", scope, "list_sessions")
+        if not hidden:
+            return self._ready().list_sessions(scope, check.limit(limit), check.limit(offset, "offset") or 0)
+        # leave out the sessions of scopes this agent may not read, then page
+        visible = [s for s in self._ready().list_sessions(scope, None, 0)
+                   if not any(all(getattr(Scope(s.scope.user_id, s.scope.agent_id, s.scope.project_id, s.id), f) == v
+                                  for f, v in p.as_dict().items()) for p in hidden)]
+        start = check.limit(offset, "offset") or 0
+        size = check.limit(limit)
+        return visible[start:] if size is None else visible[start:start + size]
 
     def update_session(self, session_id: str, *, metadata: dict[str, Any] | None = None,
                        metadata_patch: dict[str, Any] | None = None) -> Session:
@@ -452,6 +608,7 @@ class Kernel:
         if (metadata is None) == (metadata_patch is None):
             raise InvalidArgument("Pass either metadata= or metadata_patch=, not both or neither")
         store = self._ready()
+        self._check_session("write", self.get_session(session_id).id, "update_session")
         with store.transaction():
             session = self.get_session(session_id)
             if metadata_patch is not None:
@@ -467,6 +624,7 @@ class Kernel:
     def delete_session(self, session_id: str) -> None:
         """Delete a session, its messages and the turn entries made from them."""
         self.get_session(session_id)
+        self._check_session("write", session_id, "delete_session")
         self._ready().delete_session(session_id)
 
     def add_message(self, session_id: str, role: str, content: str, *, name: str | None = None,
@@ -502,8 +660,9 @@ class Kernel:
         if isinstance(messages, (str, bytes, dict)) or not isinstance(messages, Iterable):
             raise InvalidArgument(f"messages must be a list of dicts, got {type(messages).__name__}")
         items = [check.message_item(m) for m in messages]
+        self._check_session("write", sid, "add_messages", scope)
         store = self._ready()
-        with store.transaction():
+        with self._writing(), store.transaction():
             session, _ = store.ensure_session(sid, scope, None)
             check.require_scope(session, scope)
             written = Scope(**session.scope.as_dict(), session_id=sid)
@@ -526,11 +685,13 @@ class Kernel:
             raise InvalidArgument(f"order must be 'asc' or 'desc', got {order!r}")
         if status not in (None, "active", "archived"):
             raise InvalidArgument(f"status must be 'active', 'archived' or None, got {status!r}")
+        self._check_session("read", check.check_id("session_id", session_id) or "", "list_messages")
         return self._ready().list_messages(check.check_id("session_id", session_id) or "", status=status,
                                            limit=check.limit(limit), offset=check.limit(offset, "offset") or 0, order=order,
                                            after=after, before=before)
 
     def get_message(self, session_id: str, message_id: str) -> Message:
+        self._check_session("read", check.check_id("session_id", session_id) or "", "get_message")
         return self._ready().get_message(check.check_id("session_id", session_id) or "", check.check_id("message_id", message_id) or "")
 
     def update_message(self, session_id: str, message_id: str, *, metadata: Any = _UNSET,
@@ -546,22 +707,26 @@ class Kernel:
             if payload is not None:
                 check.json_value(payload, "payload")
             changes["payload"] = payload
+        self._check_session("write", session_id, "update_message")
         return self._ready().update_message(session_id, message_id, changes)
 
     def delete_message(self, session_id: str, message_id: str) -> Message:
         """Delete one message and the entries only it produced."""
+        self._check_session("write", session_id, "delete_message")
         return self._ready().delete_message(session_id, message_id)
 
     def update_messages(self, session_id: str, message_ids: Sequence[str], *, status: str) -> builtins.list[Message]:
         """Set the status of several messages in one transaction (e.g. archive the oldest n)."""
         if status not in ("active", "archived"):
             raise InvalidArgument(f"status must be 'active' or 'archived', got {status!r}")
+        self._check_session("write", session_id, "update_messages")
         store = self._ready()
         with store.transaction():
             return [store.update_message(session_id, mid, {"status": status}) for mid in check.ids(message_ids, "message_ids")]
 
     def delete_messages(self, session_id: str, message_ids: Sequence[str]) -> builtins.list[Message]:
         """Delete several messages (and the entries only they produced) in one transaction."""
+        self._check_session("write", session_id, "delete_messages")
         store = self._ready()
         with store.transaction():
             return [store.delete_message(session_id, mid) for mid in check.ids(message_ids, "message_ids")]
@@ -569,6 +734,7 @@ class Kernel:
     def set_messages(self, session_id: str, messages: Sequence[dict[str, Any]], *, user_id: str | None = None,
                      agent_id: str | None = None, project_id: str | None = None) -> builtins.list[Message]:
         """Replace every message of the session in one transaction (scope keywords as in ``add_messages``)."""
+        self._check_session("write", session_id, "set_messages", check.scope_of(user_id, agent_id, project_id))
         store = self._ready()
         with store.transaction():
             store.delete_messages(session_id)
@@ -577,16 +743,20 @@ class Kernel:
 
     def clear_session(self, session_id: str, *, status: str | None = None) -> int:
         """Delete the session's messages (optionally of one status) and their turn entries."""
+        self._check_session("write", session_id, "clear_session")
         return self._ready().delete_messages(session_id, status)
 
     def count_messages(self, session_id: str, *, status: str | None = None) -> int:
+        self._check_session("read", session_id, "count_messages")
         return self._ready().count_messages(session_id, status)
 
     @traced("commit_session")
     def commit_session(self, session_id: str) -> Entry:
         """Write the rule-based session summary and link every entry the session produced."""
         session = self.get_session(session_id)
-        return self.ingestor.commit_session(session, self._ready().list_messages(session_id))
+        self._check_session("write", session.id, "commit_session")
+        with self._writing():
+            return self.ingestor.commit_session(session, self._ready().list_messages(session_id))
 
     def transaction(self) -> Any:
         """Group several kernel writes into one atomic transaction (nested calls are savepoints).
@@ -652,6 +822,8 @@ class Kernel:
 
         flt = EntryFilter(scope=check.scope_of(user_id, agent_id, project_id, session_id), include_expired=True,
                           include_invalid=True, metadata=check.metadata_filter(metadata), archived=None)
+        # an export copies sessions and messages too: it runs only where the agent may read everything
+        self._gate.check("read", flt.scope, "export", whole=True)
         filters = {k: v for k, v in {**flt.scope.as_dict(), "metadata": flt.metadata}.items() if v is not None}
         return write_export(self._ready(), out, flt, embedder=self.embedder, vectors=bool(vectors),
                             traces=bool(traces), filters=filters, progress=progress)
@@ -667,7 +839,9 @@ class Kernel:
         """
         from .portable import import_records
 
-        return import_records(self, source, dry_run=bool(dry_run), progress=progress)
+        self._gate.check("write", Scope(), "import", whole=True)
+        with writing_as(Writer("import", self._agent)):
+            return import_records(self, source, dry_run=bool(dry_run), progress=progress)
 
     # -- lifecycle: reinforcement, audit, prefetch (issue 22, docs/lifecycle.md) -----------------
     def _with_access(self, entries: builtins.list[Entry]) -> builtins.list[Entry]:
@@ -675,7 +849,33 @@ class Kernel:
         for entry in entries:
             if entry.id in stats:
                 entry.access_count, entry.last_accessed_at = stats[entry.id]
+        self._mark_conflicts(entries)
         return entries
+
+    def _mark_conflicts(self, entries: builtins.list[Entry]) -> builtins.list[str]:
+        """Fill ``Entry.conflicts`` with the open conflicts each entry is in; returns the flagged ids."""
+        if not entries:
+            return []
+        marks: dict[str, builtins.list[str]] = {}
+        for row in self._ready().list_conflicts(Scope(), entry_ids=[e.id for e in entries]):
+            for eid in row["entry_ids"]:
+                marks.setdefault(eid, []).append(row["id"])
+        for entry in entries:
+            entry.conflicts = marks.get(entry.id, [])
+        return [e.id for e in entries if e.conflicts]
+
+    def _govern_hits(self, result: FindResult, flt: EntryFilter, trust_weight: float) -> None:
+        """After retrieval: drop anything outside the reader's permissions (belt and braces: the
+        filter already leaves it out), re-rank by trust when asked, flag conflicts in hits and trace."""
+        if flt.exclude_scopes:
+            result.hits = [h for h in result.hits
+                           if not any(all(getattr(h.entry.scope, f) == v for f, v in s.as_dict().items())
+                                      for s in flt.exclude_scopes)]
+        if trust_weight:
+            for hit in result.hits:
+                hit.score *= 1 - trust_weight + trust_weight * hit.entry.trust
+            result.hits.sort(key=lambda h: -h.score)
+        result.trace.conflicts = self._mark_conflicts([h.entry for h in result.hits])
 
     def flush_lifecycle(self) -> int:
         """Write the queued reinforcement bumps (and read audit rows) now; returns entries bumped.
@@ -697,8 +897,13 @@ class Kernel:
         (a rolled-back write leaves none); read rows are written with the reinforcement flush.
         """
         scope = check.scope_of(user_id, agent_id, project_id, session_id)
+        hidden = self._gate.check("read", scope, "audit")
+        size = check.limit(limit)
         rows = self._ready().audit_rows(scope, since=check.when(since, "since"), until=check.when(until, "until"),
-                                        kinds=check_kinds(kinds), limit=check.limit(limit))
+                                        kinds=check_kinds(kinds), limit=None if hidden else size)
+        if hidden:  # rows of scopes this agent may not read are left out
+            rows = [r for r in rows if not any(all(getattr(r["scope"], f) == v for f, v in p.as_dict().items())
+                                               for p in hidden)][:size]
         return [AuditEvent(**row) for row in rows]
 
     def prefetch(self, user_message: str, *, user_id: str | None = None, agent_id: str | None = None,
@@ -720,6 +925,7 @@ class Kernel:
         if not 1 <= check.count(relevant_k, "relevant_k") <= self.max_top_k:
             raise InvalidArgument(f"relevant_k must be in [1, {self.max_top_k}], got {relevant_k!r}")
         check.count(recent_k, "recent_k")
+        self._gate.check("read", check.scope_of(user_id, agent_id, project_id, session_id), "prefetch")
         scope = check.scope_of(user_id, agent_id, project_id, session_id).as_dict()
         return build_prefetch(self, user_message, scope, token_budget=token_budget, relevant_k=relevant_k,
                               recent_k=recent_k, reinforce=reinforce)
@@ -747,7 +953,7 @@ class Kernel:
         an ``archive`` audit row). ``restore`` brings it back. Archiving an archived entry is a no-op."""
         scope = check.scope_of(user_id, agent_id, project_id, session_id)
         store = self._ready()
-        entry = store.get_entry(check.entry_id(entry_id), scope)
+        entry = self._check_entry("write", store.get_entry(check.entry_id(entry_id), scope), "archive")
         store.archive_entries([entry.id], reason="manual", actor=actor)
         return self._with_access([store.get_entry(entry.id)])[0]
 
@@ -759,7 +965,7 @@ class Kernel:
         ``EntryNotFound`` when missing or outside the scope; restoring a live entry is a no-op."""
         scope = check.scope_of(user_id, agent_id, project_id, session_id)
         store = self._ready()
-        entry = store.get_entry(check.entry_id(entry_id), scope)
+        entry = self._check_entry("write", store.get_entry(check.entry_id(entry_id), scope), "restore")
         if store.restore_entries([entry.id], actor=actor):
             lifecycle = self.config.lifecycle
             enforce(store, entry.scope, default=lifecycle.max_items_per_scope,
@@ -777,6 +983,7 @@ class Kernel:
                              "lifecycle.max_items_per_scope is the default for every scope")
         if max_items is not None:
             check.count(max_items, "max_items")
+        self._gate.check("write", scope, "set_capacity", exact=True)
         store = self._ready()
         store.set_scope_capacity(scope, max_items)
         lifecycle = self.config.lifecycle
@@ -786,6 +993,7 @@ class Kernel:
                  session_id: str | None = None) -> dict[str, int]:
         """``{"max_items": cap (0: no limit), "live": live entries}`` of exactly this scope."""
         scope = check.scope_of(user_id, agent_id, project_id, session_id)
+        self._gate.check("read", scope, "capacity", exact=True)
         store = self._ready()
         return {"max_items": effective_capacity(store, scope, self.config.lifecycle.max_items_per_scope),
                 "live": store.scope_size(scope)}
@@ -808,6 +1016,7 @@ class Kernel:
         scope = check.scope_of(user_id, agent_id, project_id, session_id)
         if scope.is_empty:
             raise ScopeError("consolidate needs at least one of user_id, agent_id, project_id, session_id")
+        self._gate.check("write", scope, "consolidate", exact=True)
         lifecycle = self.config.lifecycle
         if older_than is None:
             older_than = lifecycle.consolidate_older_than_days
@@ -843,6 +1052,98 @@ class Kernel:
         assert self._schedule is not None
         return self._schedule.idle(timeout)
 
+    # -- governance: permissions and conflicts (issue 22, docs/lifecycle.md) --------------------
+    def grant(self, agent: str, *, user_id: str | None = None, agent_id: str | None = None,
+              project_id: str | None = None, session_id: str | None = None, read: bool = True,
+              write: bool = False) -> Policy:
+        """Let ``agent`` read (and/or write) the scope; the scope becomes protected, so agents
+        without a grant on it lose access. Replaces ``agent``'s earlier policy on the same scope.
+
+        Usage::
+
+            kernel.grant("bot-a", project_id="p1", read=True, write=True)
+            kernel.grant("bot-b", project_id="p1", read=True)        # b may read, not write
+
+        Raises:
+            PermissionDenied: called by a kernel acting as an agent (only the owner manages policies).
+            ScopeError: no scope keyword given.
+        """
+        scope = self._policy_scope("grant", user_id, agent_id, project_id, session_id)
+        grantee = check.check_id("agent", agent)
+        if grantee is None:
+            raise InvalidArgument("grant needs the agent id it applies to", param="agent")
+        if not isinstance(read, bool) or not isinstance(write, bool):
+            raise InvalidArgument("read and write must be bools")
+        store = self._ready()
+        store.set_policy(grantee, scope, read=read, write=write)
+        if self.config.lifecycle.audit:
+            store.append_audit("policy", actor=self._agent, scope=scope,
+                               detail={"op": "grant", "agent": grantee, "read": read, "write": write})
+        return next(p for p in self.policies(agent=grantee) if p.scope == scope)
+
+    def revoke(self, agent: str, *, user_id: str | None = None, agent_id: str | None = None,
+               project_id: str | None = None, session_id: str | None = None) -> bool:
+        """Remove ``agent``'s policy on exactly this scope; ``False`` if it had none. A scope whose
+        last policy goes is open again."""
+        scope = self._policy_scope("revoke", user_id, agent_id, project_id, session_id)
+        agent = check.check_id("agent", agent) or ""
+        store = self._ready()
+        removed = store.delete_policy(agent, scope)
+        if removed and self.config.lifecycle.audit:
+            store.append_audit("policy", actor=self._agent, scope=scope, detail={"op": "revoke", "agent": agent})
+        return removed
+
+    def policies(self, *, agent: str | None = None, user_id: str | None = None, agent_id: str | None = None,
+                 project_id: str | None = None, session_id: str | None = None) -> builtins.list[Policy]:
+        """The scope policies in the file: ``agent``'s only, if given; each given scope id must equal
+        the policy scope's."""
+        agent = check.check_id("agent", agent)
+        wanted = check.scope_of(user_id, agent_id, project_id, session_id).as_dict()
+        return [policy_of(r) for r in self._ready().policies() if (agent is None or r["agent"] == agent)
+                and all(getattr(r["scope"], k) == v for k, v in wanted.items())]
+
+    def _policy_scope(self, operation: str, *ids: str | None) -> Scope:
+        scope = check.scope_of(*ids)
+        if self._agent is not None:
+            self._gate.deny("write", scope, operation, None)
+        if scope.is_empty:
+            raise ScopeError(f"{operation} needs at least one of user_id, agent_id, project_id, session_id")
+        return scope
+
+    def conflicts(self, *, user_id: str | None = None, agent_id: str | None = None, project_id: str | None = None,
+                  session_id: str | None = None, include_closed: bool = False) -> builtins.list[Conflict]:
+        """Contradicting facts of a scope kept side by side, oldest first: open ones (both still
+        current), or every one with ``include_closed``. Each given scope id must match."""
+        scope = check.scope_of(user_id, agent_id, project_id, session_id)
+        hidden = self._gate.check("read", scope, "conflicts")
+        rows = self._ready().list_conflicts(scope, include_closed=bool(include_closed))
+        return [Conflict.from_row(r) for r in rows
+                if not any(all(getattr(r["scope"], f) == v for f, v in p.as_dict().items()) for p in hidden)]
+
+    def resolve(self, conflict_id: str, *, keep: str, user_id: str | None = None, agent_id: str | None = None,
+                project_id: str | None = None, session_id: str | None = None, actor: str | None = None) -> Conflict:
+        """Settle a conflict: ``keep`` stays current, the other entry is superseded by it (its
+        ``history`` gets a ``RESOLVE`` event saying why). Scope keywords, if given, must match.
+
+        Raises:
+            InvalidArgument: unknown or already closed conflict, or ``keep`` not one of its entries.
+        """
+        scope = check.scope_of(user_id, agent_id, project_id, session_id)
+        conflict_id = check.check_id("conflict_id", conflict_id) or ""
+        keep = check.entry_id(keep)
+        store = self._ready()
+        found = store.list_conflicts(scope, include_closed=True, conflict_id=conflict_id)
+        if not found:
+            raise InvalidArgument(f"No conflict with id {conflict_id!r} in this scope", param="conflict_id")
+        if self._agent is not None:
+            self._gate.check("write", found[0]["scope"], "resolve", exact=True, entry_ids=found[0]["entry_ids"])
+        with store.transaction():
+            row = store.resolve_conflict(conflict_id, keep, actor=actor or self._agent)
+            if self.config.lifecycle.audit:
+                store.append_audit("resolve", actor=actor or self._agent, scope=row["scope"], entry_ids=row["entry_ids"],
+                                   detail={"conflict_id": conflict_id, "kept": keep, "reason": row["reason"]})
+        return Conflict.from_row(row)
+
 
 def _in_thread(sync: Callable[Concatenate[Kernel, P], R]) -> Callable[Concatenate[AgentBase, P], Coroutine[Any, Any, R]]:
     """The async twin of a ``Kernel`` method: the same call, run in a worker thread."""
@@ -870,6 +1171,20 @@ class AgentBase:
     @property
     def path(self) -> Path | str:
         return self.sync.path
+
+    def view(self, *, agent: str | None = _UNSET, source: str = _UNSET) -> AgentBase:
+        """The same open file acting as another agent and/or writing as another source (``Kernel.view``)."""
+        out = AgentBase.__new__(AgentBase)
+        out.sync = self.sync.view(agent=agent, source=source)
+        return out
+
+    def as_agent(self, agent: str | None) -> AgentBase:
+        """``view(agent=agent)``: this file, with ``agent``'s permissions."""
+        return self.view(agent=agent)
+
+    @property
+    def agent(self) -> str | None:
+        return self.sync.agent
 
     initialize = _in_thread(Kernel.initialize)
     add_memory = _in_thread(Kernel.add_memory)
@@ -919,6 +1234,11 @@ class AgentBase:
     capacity = _in_thread(Kernel.capacity)
     consolidate = _in_thread(Kernel.consolidate)
     wait_consolidated = _in_thread(Kernel.wait_consolidated)
+    grant = _in_thread(Kernel.grant)
+    revoke = _in_thread(Kernel.revoke)
+    policies = _in_thread(Kernel.policies)
+    conflicts = _in_thread(Kernel.conflicts)
+    resolve = _in_thread(Kernel.resolve)
 
     async def close(self) -> None:
         """Close the file (after the deferred embedder, if any, has caught up). Safe to call twice."""

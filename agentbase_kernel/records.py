@@ -110,6 +110,12 @@ class Entry:
     # ingest: lifecycle/importance.py), and when capacity or consolidation archived it (None: live)
     importance: float = 0.5
     archived_at: datetime | None = None
+    # provenance and trust (issue 22, lifecycle/trust.py): how far to believe it, which path and agent wrote it
+    trust: float = 1.0
+    source: str | None = None
+    written_by: str | None = None
+    # ids of the open conflicts this entry is part of (lifecycle/conflicts.py); filled on read
+    conflicts: list[str] = field(default_factory=list)
 
     @property
     def scope_level(self) -> ScopeLevel:
@@ -144,6 +150,7 @@ class AddResult:
     event: str
     facts: list[AddResult] = field(default_factory=list)
     superseded: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)  # conflicts opened instead of superseding
 
     @property
     def id(self) -> str:
@@ -152,7 +159,7 @@ class AddResult:
 
 @dataclass
 class HistoryEvent:
-    """One ADD / UPDATE / DELETE event of an entry."""
+    """One ADD / UPDATE / DELETE event of an entry (``CONFLICT`` / ``RESOLVE`` from conflicts, with ``reason``)."""
 
     id: str
     entry_id: str
@@ -162,6 +169,7 @@ class HistoryEvent:
     created_at: datetime
     actor: str | None = None
     role: str | None = None
+    reason: str | None = None
 
 
 @dataclass
@@ -248,6 +256,8 @@ class Trace:
     steps: list[TraceStep] = field(default_factory=list)
     intents: list[str] = field(default_factory=list)
     degrade_reason: str | None = None
+    # ids of the returned entries that are in an open conflict (lifecycle/conflicts.py; not stored)
+    conflicts: list[str] = field(default_factory=list)
 
 
 class FindResult(Sequence[Hit]):

@@ -55,6 +55,7 @@ def create_server(db: AgentBase, tenancy: Tenancy, *, name: str = "agentbase") -
     Raises:
         MissingDependency: The ``mcp`` extra is not installed.
     """
+    db = db.view(source="mcp")  # entries record the path that wrote them (Entry.source)
     lowlevel = require("mcp.server.lowlevel", extra="mcp")
     types = require("mcp.types", extra="mcp")
     jsonschema = require("jsonschema", extra="mcp")

@@ -70,7 +70,7 @@ class Mem0Adapter:
                  defer_embedding: bool | None = True) -> None:
         if not isinstance(db, AgentBase):
             raise TypeError(f"expected an agentbase_kernel.AgentBase, got {type(db).__name__}")
-        self.db = db
+        self.db = db.view(source="mem0")  # entries record the path that wrote them (Entry.source)
         # add() returns once a memory is stored and FTS-searchable; its vector follows from a
         # background thread (flush() / close() wait for it). None: the kernel's ingest.defer_embedding.
         self.defer_embedding = defer_embedding

@@ -85,7 +85,7 @@ class OpenAIAssistantAdapter:
             )
         if not isinstance(context_token_budget, int) or isinstance(context_token_budget, bool) or context_token_budget < 1:
             raise InvalidArgument(f"context_token_budget must be a positive int, got {context_token_budget!r}")
-        self.db = db
+        self.db = db.view(source="openai")  # entries record the path that wrote them (Entry.source)
         self.responder = responder
         self.context_token_budget = context_token_budget
 
@@ -553,7 +553,7 @@ class AsyncOpenAIAssistantAdapter:
     def __init__(
         self, db: AgentBase, *, responder: Responder | None = None, context_token_budget: int = CONTEXT_TOKEN_BUDGET
     ) -> None:
-        self.db = db
+        self.db = db.view(source="openai")  # entries record the path that wrote them (Entry.source)
         self.responder = responder
         self._sync = OpenAIAssistantAdapter(
             db, responder=None if responder is None else self._respond, context_token_budget=context_token_budget

@@ -53,7 +53,7 @@ class AgentBaseSession:
         session_settings: SessionSettings | None = None,
     ) -> None:
         self.session_id = session_id
-        self.db = db
+        self.db = db.view(source="openai")  # entries record the path that wrote them (Entry.source)
         self.session_settings = session_settings
         self._scope: dict[str, Any] = {"user_id": user_id, "agent_id": agent_id, "project_id": project_id}
         self._created = False

@@ -52,6 +52,7 @@ from agentbase_kernel import (
     InvalidArgument,
     MessageNotFound,
     NotFoundError,
+    PermissionDenied,
     SessionNotFound,
 )
 
@@ -124,6 +125,8 @@ def _endpoint(kind: str, handler: Callable[[Request], Awaitable[Any]]) -> _Endpo
             return _error(404, str(exc))
         except InvalidArgument as exc:
             return _error(400, str(exc), param=getattr(exc, "param", None), code=getattr(exc, "code", None))
+        except PermissionDenied as exc:  # a scope policy (docs/lifecycle.md): the SDK's PermissionDeniedError
+            return _error(403, str(exc), kind="permission_error")
         except AgentBaseError as exc:
             _log.exception("agentbase failed on %s %s", request.method, request.url.path)
             return _error(

@@ -20,7 +20,9 @@ import numpy as np
 
 from ..config import IngestConfig
 from ..errors import EmbedderUnavailable, InvalidArgument
+from ..lifecycle.conflicts import conflict_reason
 from ..lifecycle.importance import rule_importance
+from ..lifecycle.trust import stamp
 from ..records import AddResult, Entry, Message, Scope, Session
 from ..store.base import NO_EMBEDDER, EntryFilter, utcnow
 from ..store.protocol import EntryRow, Store
@@ -382,6 +384,7 @@ class Ingestor:
                         self.store.link_session(item["session_id"], fact.entry.id, "fact")
                     result.facts.append(fact)
                     result.superseded.extend(fact.superseded)
+                    result.conflicts.extend(fact.conflicts)
                 results.append(result)
                 if progress is not None:
                     progress(n + 1, len(items))
@@ -419,6 +422,7 @@ class Ingestor:
                 category=item.get("category"), role=item.get("role", "user"),
                 derived=(item.get("metadata") or {}).get("derived") == "fact",
                 entities=len({(e.norm, e.label) for e in analysis.entities})),
+            **stamp(item),  # type: ignore[typeddict-item]
         }
 
     def _store_one(self, item: dict[str, Any], analysis: Analysis) -> AddResult:
@@ -442,6 +446,7 @@ class Ingestor:
             "project_id": item.get("project_id"), "session_id": item.get("session_id"),
             "created_at": item.get("created_at"), "metadata": {**(item.get("metadata") or {}), "derived": "fact"},
             "context_type": "memory", "confidence": 0.8, "expires_at": item.get("expires_at"),
+            "trust": item.get("trust"), "source": item.get("source"), "written_by": item.get("written_by"),
         }
 
     def _store_fact(self, row: dict[str, Any], analysis: Analysis) -> AddResult | None:
@@ -454,6 +459,10 @@ class Ingestor:
         if result.event != "ADD" or not row.get("subject_key"):
             return result
         for old in self.store.live_subject_entries(scope, row["subject_key"], result.entry.id):
+            reason = conflict_reason(old, result.entry)  # rules that cannot order them: keep both, flagged
+            if reason is not None:
+                result.conflicts.append(self.store.add_conflict(old, result.entry, reason, row["subject_key"]))
+                continue
             self.store.supersede(old.id, result.entry.id, result.entry.created_at or utcnow())
             result.superseded.append(old.id)
         return result

@@ -12,8 +12,9 @@ from ..records import Scope
 __all__ = ["AUDIT_KINDS", "AuditEvent", "check_kinds"]
 
 #: what the log records: entry writes (ingest, import), updates, supersessions, deletes, archivals
-#: and restores (capacity, consolidation, ``archive`` / ``restore``), and reads (``lifecycle.audit_reads``)
-AUDIT_KINDS = ("write", "update", "supersede", "delete", "archive", "restore", "read")
+#: and restores (capacity, consolidation, ``archive`` / ``restore``), reads (``lifecycle.audit_reads``),
+#: permission denials, policy changes and conflict resolutions
+AUDIT_KINDS = ("write", "update", "supersede", "delete", "archive", "restore", "read", "denied", "policy", "resolve")
 
 
 @dataclass

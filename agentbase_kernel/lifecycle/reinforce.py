@@ -56,6 +56,18 @@ class Reinforcer:
                 self._thread = threading.Thread(target=self._run, name="agentbase-reinforce", daemon=True)
                 self._thread.start()
 
+    def queue_audit(self, kind: str, *, actor: str | None, scope: Scope, entry_ids: list[str],
+                    detail: dict[str, Any]) -> None:
+        """Queue one audit row for the next flush (a denial inside a caller's transaction, which
+        may roll back: the flush writes it after that transaction ends, either way)."""
+        with self._lock:
+            self._reads.append({"at": iso(utcnow()), "kind": kind, "actor": actor, "scope": scope,
+                                "entry_ids": list(entry_ids), "detail": detail})
+            if self._thread is None and not self._stopped:
+                self._thread = threading.Thread(target=self._run, name="agentbase-reinforce", daemon=True)
+                self._thread.start()
+        self._wake.set()
+
     @property
     def pending(self) -> int:
         """Entries with queued, unwritten bumps."""

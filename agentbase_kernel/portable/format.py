@@ -42,12 +42,13 @@ _REQUIRED: dict[str, dict[str, tuple[type, ...]]] = {
 _OPTIONAL: dict[str, dict[str, tuple[type, ...]]] = {
     "entry": {"tags": (list,), "metadata": (dict,), "event_dates": (list,), "flags": (list,), "history": (list,),
               "entities": (list,), "entity_links": (list,), "confidence": (int, float),
+              "trust": (int, float), "source": _OPT_STR, "written_by": _OPT_STR,
               "importance": (int, float), "archived_at": _OPT_STR},
     "session": {"metadata": (dict,), "user_id": _OPT_STR, "agent_id": _OPT_STR, "project_id": _OPT_STR},
     "message": {"metadata": (dict,), "name": _OPT_STR, "entry_id": _OPT_STR},
     "memory": {"id": _OPT_STR, "metadata": (dict, type(None)), "history": (list, type(None)),
                "created_at": _OPT_STR, "updated_at": _OPT_STR, "user_id": _OPT_STR, "agent_id": _OPT_STR,
-               "project_id": _OPT_STR, "session_id": _OPT_STR},
+               "project_id": _OPT_STR, "session_id": _OPT_STR, "trust": (int, float, type(None))},
     "chat_message": {"id": _OPT_STR, "name": _OPT_STR, "created_at": _OPT_STR, "metadata": (dict, type(None)),
                      "status": _STR},
 }

@@ -27,7 +27,7 @@ __all__ = ["import_records", "read_records"]
 
 BATCH = 256
 _MEMORY_KEYS = ("user_id", "agent_id", "project_id", "session_id", "category", "tags", "metadata", "role", "actor",
-                "context_type", "confidence", "created_at", "valid_from", "expires_at")
+                "context_type", "confidence", "created_at", "valid_from", "expires_at", "trust")
 
 def _lines(source: Any, progress: Callable[[int, int], None] | None) -> Iterator[tuple[str, dict[str, Any]]]:
     """``(where, object)`` for each record of a path, a text stream or an iterable of dicts."""

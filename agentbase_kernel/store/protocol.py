@@ -56,6 +56,9 @@ class EntryRow(TypedDict, total=False):
     expires_at: datetime | None
     dedup: bool  # False keeps equal texts as separate entries
     importance: float | None  # [0, 1]; ingest fills it (lifecycle/importance.py)
+    trust: float  # provenance (lifecycle/trust.py): 0..1, the role's default unless the caller set it
+    source: str | None  # the adapter or path that wrote it
+    written_by: str | None  # the acting agent
 
 
 class MessageRow(TypedDict, total=False):
@@ -264,3 +267,36 @@ class Store(Protocol):
 
     def set_scope_capacity(self, scope: Scope, max_items: int | None) -> None:
         """Set (``None``: remove) the capacity of exactly this scope."""
+
+    # -- governance: permissions, conflicts (agentbase_kernel/store/sqlite/governance.py, docs/lifecycle.md)
+    # ``EntryFilter.min_trust`` and ``EntryFilter.exclude_scopes`` apply to every filtered read.
+    @property
+    def in_transaction(self) -> bool:
+        """True inside this thread's write transaction (what it writes may still roll back)."""
+
+    def append_audit(self, kind: str, *, actor: str | None, scope: Scope, entry_ids: Sequence[str] = (),
+                     detail: dict[str, Any] | None = None) -> None:
+        """Append one audit row (``denied``, ``resolve``, ``policy`` ...) in its own write, unless the
+        file's audit switch is off."""
+
+    def policies(self) -> list[dict[str, Any]]:
+        """Every policy: ``{agent, scope, read, write, created_at}``. Called on every permission check:
+        may return the same (unmutated) list while nothing changed, which lets the kernel cache its
+        verdicts on it."""
+
+    def set_policy(self, agent: str, scope: Scope, *, read: bool, write: bool) -> None:
+        """Create or replace the policy of ``agent`` on exactly ``scope``."""
+
+    def delete_policy(self, agent: str, scope: Scope) -> bool: ...
+
+    def add_conflict(self, old: Entry, new: Entry, reason: str, subject_key: str | None) -> str:
+        """Record that two live entries of one scope contradict each other; returns its id."""
+
+    def list_conflicts(self, scope: Scope, *, include_closed: bool = False, entry_ids: Iterable[str] | None = None,
+                       conflict_id: str | None = None) -> list[dict[str, Any]]:
+        """``{id, status, reason, subject_key, scope, entry_ids, kept, actor, created_at, resolved_at, texts}``;
+        status is ``open`` (both sides current), ``resolved`` or ``superseded`` (a side no longer current)."""
+
+    def resolve_conflict(self, conflict_id: str, keep: str, *, actor: str | None) -> dict[str, Any]:
+        """Supersede the side not kept by ``keep`` and close the conflict, atomically;
+        ``InvalidArgument`` for an unknown or closed conflict or a ``keep`` not in it."""

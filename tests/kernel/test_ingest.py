@@ -89,6 +89,19 @@ def test_assistant_turn_is_never_a_user_fact(kernel):
     assert "from_assistant" in turn.flags
 
 
+def test_tool_output_is_never_a_user_fact(kernel):
+    kernel.add_message("s", "tool", "I live in Oslo and I love skiing. You live in Paris.")
+    kernel.add_memory("I am allergic to peanuts. My name is Tom.", user_id="u", role="tool", infer=True)
+    entries = kernel.list(session_id="s") + kernel.list(user_id="u")
+    assert entries, "the tool output itself is kept"
+    for e in entries:
+        assert e.role == "tool" and e.trust == 0.5
+        assert "User" not in e.l2_full
+    assert not [e for e in entries if e.metadata.get("derived") == "fact" and e.role == "user"]
+    turn = [e for e in entries if e.category == "turn"][0]
+    assert "from_tool" in turn.flags
+
+
 def test_supersession_chain_keeps_history(kernel):
     a = kernel.add_memory("I live in Paris", user_id="u", infer=True).facts[0].entry
     b_res = kernel.add_memory("I moved to Berlin", user_id="u", infer=True)

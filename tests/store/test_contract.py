@@ -279,3 +279,64 @@ def test_embedder_identity_is_kept(store: Store) -> None:
         store.check_embedder("model-b", 8)
     with pytest.raises(EmbeddingMismatch):
         store.check_embedder("model-a", 16)
+
+
+# -- governance: provenance, permissions, conflicts (issue 22 items 5, 6, 8) ------------------------
+
+
+def test_provenance_round_trips_and_filters_by_trust_and_excluded_scopes(store: Store) -> None:
+    high, _ = store.insert_entry(row("from the user", user_id="u", trust=1.0, source="mem0", written_by="bot"))
+    low, _ = store.insert_entry(row("from a tool", user_id="u", project_id="p1", trust=0.5))
+    assert (store.get_entry(high.id).trust, store.get_entry(high.id).source, store.get_entry(high.id).written_by) \
+        == (1.0, "mem0", "bot")
+    assert (low.trust, low.source, low.written_by) == (0.5, None, None)
+    assert ids(store.list_entries(EntryFilter(scope=Scope(user_id="u"), min_trust=0.8))) == [high.id]
+    # exclusion matches set ids only; entries with that id unset (NULL) stay
+    hidden = EntryFilter(scope=Scope(user_id="u"), exclude_scopes=(Scope(project_id="p1"),))
+    assert ids(store.list_entries(hidden)) == [high.id] and store.count_entries(hidden) == 1
+    found = store.entries_by_rid([rid for rid, _ in store.fts_search(["from"], hidden, 10)])
+    assert [e.id for e in found.values()] == [high.id]
+
+
+def test_policies_are_stored_replaced_and_deleted(store: Store) -> None:
+    assert store.policies() == []
+    store.set_policy("a", Scope(project_id="p1"), read=True, write=False)
+    store.set_policy("a", Scope(project_id="p1"), read=True, write=True)
+    store.set_policy("b", Scope(user_id="u", project_id="p1"), read=False, write=False)
+    rows = {(p["agent"], p["scope"], p["read"], p["write"]) for p in store.policies()}
+    assert rows == {("a", Scope(project_id="p1"), True, True), ("b", Scope(user_id="u", project_id="p1"), False, False)}
+    assert store.delete_policy("a", Scope(project_id="p1")) is True
+    assert store.delete_policy("a", Scope(project_id="p1")) is False
+    assert [p["agent"] for p in store.policies()] == ["b"]
+
+
+def test_conflicts_are_listed_resolved_and_closed(store: Store) -> None:
+    a, _ = store.insert_entry(row("User lives in Paris", user_id="u", subject_key="user:location"))
+    b, _ = store.insert_entry(row("User lives in Berlin", user_id="u", subject_key="user:location"))
+    cid = store.add_conflict(a, b, "same_time", "user:location")
+    (listed,) = store.list_conflicts(Scope(user_id="u"))
+    assert (listed["id"], listed["status"], listed["entry_ids"], listed["reason"]) == (cid, "open", [a.id, b.id],
+                                                                                        "same_time")
+    assert listed["texts"] == ["User lives in Paris", "User lives in Berlin"]
+    assert store.list_conflicts(Scope(user_id="v")) == []
+    assert [c["id"] for c in store.list_conflicts(Scope(), entry_ids=[b.id])] == [cid]
+    with pytest.raises(InvalidArgument):
+        store.resolve_conflict(cid, "not-a-side", actor=None)
+    done = store.resolve_conflict(cid, b.id, actor="alice")
+    assert (done["status"], done["kept"], done["actor"]) == ("resolved", b.id, "alice")
+    lost = store.get_entry(a.id)
+    assert lost.invalid_at is not None and lost.superseded_by == b.id
+    assert store.list_conflicts(Scope(user_id="u")) == []
+    assert [c["status"] for c in store.list_conflicts(Scope(user_id="u"), include_closed=True)] == ["resolved"]
+    with pytest.raises(InvalidArgument):
+        store.resolve_conflict(cid, b.id, actor=None)
+
+
+def test_kernel_written_audit_rows(store: Store) -> None:
+    store.append_audit("denied", actor="bot", scope=Scope(project_id="p1"), entry_ids=["e1"],
+                       detail={"operation": "find"})
+    (event,) = store.audit_rows(Scope(project_id="p1"), kinds=["denied"])
+    assert (event["actor"], event["entry_ids"], event["detail"]) == ("bot", ["e1"], {"operation": "find"})
+    assert store.in_transaction is False
+    with store.transaction():
+        assert store.in_transaction is True

@@ -29,7 +29,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 ENTRY_COLS = (
     "rid, id, context_type, category, l0_abstract, l1_overview, l2_full, tags, user_id, agent_id, "
     "project_id, session_id, role, actor, confidence, content_hash, metadata, event_dates, flags, "
-    "created_at, updated_at, valid_from, invalid_at, expires_at, superseded_by, importance, archived_at"
+    "created_at, updated_at, valid_from, invalid_at, expires_at, superseded_by, importance, archived_at, "
+    "trust, source, written_by"
 )
 
 # a whole transaction that failed on a lost connection, a deadlock or a serialization conflict is
@@ -173,12 +174,22 @@ class PgCore:
             sql, margs = compile_metadata_filter(parse_metadata_filter(flt.metadata), f"{a}.metadata")
             clauses.append(sql)
             args.extend(margs)
+        if flt.min_trust is not None:
+            clauses.append(f"{a}.trust >= %s")
+            args.append(flt.min_trust)
+        for scope in flt.exclude_scopes:  # a scope this reader may not see (lifecycle/permissions.py)
+            fields = scope.as_dict()
+            if not fields:
+                clauses.append("FALSE")
+                continue
+            clauses.append("NOT (" + " AND ".join(f"{a}.{col} IS NOT DISTINCT FROM %s" for col in fields) + ")")
+            args.extend(fields.values())
         return (" AND ".join(clauses) or "TRUE"), args
 
     def _entry(self, row: Any) -> Entry:
         (rid, id_, ctype, category, l0, l1, l2, tags, user_id, agent_id, project_id, session_id, role,
          actor, confidence, chash, metadata, event_dates, flags, created, updated, valid_from,
-         invalid_at, expires_at, superseded_by, importance, archived_at) = row
+         invalid_at, expires_at, superseded_by, importance, archived_at, trust, source, written_by) = row
         return Entry(
             id=id_, l2_full=text_out(l2), l0_abstract=text_out(l0), l1_overview=text_out(l1), context_type=ContextType(ctype),
             category=category, tags=tags,
@@ -188,6 +199,7 @@ class PgCore:
             valid_from=valid_from, invalid_at=invalid_at, expires_at=expires_at, event_dates=event_dates,
             flags=flags, superseded_by=superseded_by,
             importance=0.5 if importance is None else importance, archived_at=archived_at,
+            trust=trust, source=source, written_by=written_by,
         )
 
     def _history(self, conn: Any, entry_id: str, event: str, old: str | None, new: str | None,

@@ -63,6 +63,7 @@ class EntriesMixin(PgCore):
             "valid_from": _when(row.get("valid_from")),
             "invalid_at": None,
             "expires_at": _when(row.get("expires_at")),
+            "trust": float(row.get("trust", 1.0)), "source": row.get("source"), "written_by": row.get("written_by"),
         }
         cols = ", ".join(values)
         marks = ", ".join(["%s"] * len(values))

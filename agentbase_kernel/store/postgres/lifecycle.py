@@ -47,8 +47,8 @@ class LifecycleMixin(PgCore):
             if reads:
                 cur.executemany(
                     "INSERT INTO audit_log (at, kind, actor, user_id, agent_id, project_id, session_id, entry_ids, "
-                    "detail) VALUES (%s, 'read', %s, %s, %s, %s, %s, %s, %s)",
-                    [(_time(r["at"]), r.get("actor"), r["scope"].user_id, r["scope"].agent_id, r["scope"].project_id,
+                    "detail) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                    [(_time(r["at"]), r.get("kind", "read"), r.get("actor"), r["scope"].user_id, r["scope"].agent_id, r["scope"].project_id,
                       r["scope"].session_id, jsonb(list(r["entry_ids"])), jsonb(r.get("detail") or {}))
                      for r in reads])
 

@@ -462,6 +462,60 @@ def m005_term_frequencies(conn: Any) -> None:
     )
 
 
+def m006_governance(conn: Any) -> None:
+    """Provenance and trust on every entry, per-scope permission policies, and conflicts (as SQLite's
+    m008). Existing entries get the trust their role implies, with the audit trigger off meanwhile
+    so the migration writes no audit row per entry."""
+    from ..base import ROLE_TRUST, UNKNOWN_ROLE_TRUST
+
+    conn.execute(
+        """
+        ALTER TABLE entries ADD COLUMN trust double precision NOT NULL DEFAULT 1.0;
+        ALTER TABLE entries ADD COLUMN source text;
+        ALTER TABLE entries ADD COLUMN written_by text;
+
+        CREATE TABLE scope_policies (
+            agent text NOT NULL,
+            scope_key text NOT NULL,
+            user_id text,
+            agent_id text,
+            project_id text,
+            session_id text,
+            can_read boolean NOT NULL,
+            can_write boolean NOT NULL,
+            created_at timestamptz NOT NULL,
+            PRIMARY KEY (agent, scope_key)
+        );
+
+        CREATE TABLE conflicts (
+            id text PRIMARY KEY,
+            scope_key text NOT NULL,
+            user_id text,
+            agent_id text,
+            project_id text,
+            session_id text,
+            subject_key text,
+            entry_a text NOT NULL REFERENCES entries (id) ON DELETE CASCADE,
+            entry_b text NOT NULL REFERENCES entries (id) ON DELETE CASCADE,
+            reason text NOT NULL,
+            status text NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'resolved')),
+            kept text,
+            actor text,
+            created_at timestamptz NOT NULL,
+            resolved_at timestamptz
+        );
+        CREATE INDEX conflicts_a ON conflicts (entry_a);
+        CREATE INDEX conflicts_b ON conflicts (entry_b);
+        CREATE INDEX conflicts_open ON conflicts (status, scope_key);
+        """
+    )
+    cases = " ".join(f"WHEN %s THEN {float(trust)}" for trust in ROLE_TRUST.values())
+    conn.execute("ALTER TABLE entries DISABLE TRIGGER audit_entries")
+    conn.execute(f"UPDATE entries SET trust = CASE role {cases} ELSE {float(UNKNOWN_ROLE_TRUST)} END",
+                 list(ROLE_TRUST))
+    conn.execute("ALTER TABLE entries ENABLE TRIGGER audit_entries")
+
+
 MIGRATIONS: list[Callable[[Any], None]] = [m001_core, m002_entry_changes, m003_lifecycle, m004_importance_archive,
-                                           m005_term_frequencies]
+                                           m005_term_frequencies, m006_governance]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -18,7 +18,7 @@ import psycopg
 from ...errors import InvalidArgument
 from ...lifecycle.importance import rule_importance
 from ...records import Scope
-from ..base import EntryFilter, iso, parse_iso
+from ..base import EntryFilter, default_trust, iso, parse_iso
 from ..vectors import decode, encode
 from .core import PgCore, jsonb, mapped, scope_key, storage_error, text_in, text_out
 from .search import as_array
@@ -34,6 +34,7 @@ ENTRY_FIELDS = (
     "metadata", "event_dates", "date_min", "date_max", "flags", "subject_key", "search_text",
     "search_context", "created_at", "updated_at", "valid_from", "invalid_at", "expires_at", "superseded_by",
     "importance", "archived_at",
+    "trust", "source", "written_by",
 )
 JSON_ENTRY_FIELDS = ("tags", "metadata", "event_dates", "flags")
 TIME_FIELDS = ("created_at", "updated_at", "valid_from", "invalid_at", "expires_at", "committed_at", "observed_at",
@@ -250,6 +251,10 @@ class PortableMixin(PgCore):
             values["importance"] = rule_importance(
                 category=values["category"], role=values["role"],
                 derived=(rec.get("metadata") or {}).get("derived") == "fact", entities=len(rec.get("entities") or ()))
+        # provenance (lifecycle/trust.py): an export keeps its trust; older ones get their role's
+        if values["trust"] is None:
+            values["trust"] = default_trust(values["role"])
+        values["source"] = values["source"] or "import"
         existing = conn.execute("SELECT updated_at FROM entries WHERE id = %s", (values["id"],)).fetchone()
         if existing is not None:
             if values["updated_at"] <= existing[0]:

@@ -20,6 +20,7 @@ from .connection import PgConnections
 from .core import mapped, storage_error
 from .archive import ArchiveMixin
 from .entities import EntitiesMixin
+from .governance import GovernanceMixin
 from .lifecycle import LifecycleMixin
 from .migrations import ADVISORY_LOCK_KEY, MIGRATIONS, SCHEMA_VERSION, WRITE_LOCK_KEY
 from .portable import PortableMixin
@@ -34,7 +35,7 @@ VECTOR_SHORTLIST_ABOVE = 50_000
 
 
 class PostgresStore(SessionsMixin, SearchMixin, EntitiesMixin, TracesMixin, PortableMixin, LifecycleMixin,
-                    ArchiveMixin):
+                    ArchiveMixin, GovernanceMixin):
     """All persistence in one PostgreSQL database (pgvector installed on the server).
 
     Usage::

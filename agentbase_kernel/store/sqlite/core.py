@@ -24,7 +24,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 ENTRY_COLS = (
     "rid, id, context_type, category, l0_abstract, l1_overview, l2_full, tags, user_id, agent_id, "
     "project_id, session_id, role, actor, confidence, content_hash, metadata, event_dates, flags, "
-    "created_at, updated_at, valid_from, invalid_at, expires_at, superseded_by, importance, archived_at"
+    "created_at, updated_at, valid_from, invalid_at, expires_at, superseded_by, importance, archived_at, "
+    "trust, source, written_by"
 )
 
 
@@ -136,12 +137,19 @@ class SqliteCore:
             sql, margs = compile_metadata_filter(parse_metadata_filter(flt.metadata), f"{a}.metadata")
             clauses.append(sql)
             args.extend(margs)
+        if flt.min_trust is not None:
+            clauses.append(f"{a}.trust >= ?")
+            args.append(flt.min_trust)
+        for scope in flt.exclude_scopes:  # a scope this reader may not see (lifecycle/permissions.py)
+            fields = scope.as_dict()
+            clauses.append("NOT (" + " AND ".join(f"{a}.{col} IS ?" for col in fields) + ")")
+            args.extend(fields.values())
         return (" AND ".join(clauses) or "1"), args
 
     def _entry(self, row: Any) -> Entry:
         (rid, id_, ctype, category, l0, l1, l2, tags, user_id, agent_id, project_id, session_id, role,
          actor, confidence, chash, metadata, event_dates, flags, created, updated, valid_from,
-         invalid_at, expires_at, superseded_by, importance, archived_at) = row
+         invalid_at, expires_at, superseded_by, importance, archived_at, trust, source, written_by) = row
         return Entry(
             id=id_, l2_full=l2, l0_abstract=l0, l1_overview=l1, context_type=ContextType(ctype),
             category=category, tags=loads(tags),
@@ -152,6 +160,7 @@ class SqliteCore:
             expires_at=parse_iso(expires_at), event_dates=loads(event_dates),
             flags=loads(flags), superseded_by=superseded_by,
             importance=0.5 if importance is None else importance, archived_at=parse_iso(archived_at),
+            trust=trust, source=source, written_by=written_by,
         )
 
     def _history(self, conn: Any, entry_id: str, event: str, old: str | None, new: str | None,

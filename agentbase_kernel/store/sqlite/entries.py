@@ -52,6 +52,7 @@ class EntriesMixin(SqliteCore):
             "valid_from": iso(row.get("valid_from")),
             "invalid_at": None,
             "expires_at": iso(row.get("expires_at")),
+            "trust": float(row.get("trust", 1.0)), "source": row.get("source"), "written_by": row.get("written_by"),
         }
         cols = ", ".join(values)
         marks = ", ".join("?" * len(values))

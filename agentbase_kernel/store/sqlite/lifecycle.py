@@ -39,8 +39,8 @@ class LifecycleMixin(SqliteCore):
             if reads:
                 conn.executemany(
                     "INSERT INTO audit_log (at, kind, actor, user_id, agent_id, project_id, session_id, entry_ids, "
-                    "detail) VALUES (?, 'read', ?, ?, ?, ?, ?, ?, ?)",
-                    [(r["at"], r.get("actor"), r["scope"].user_id, r["scope"].agent_id, r["scope"].project_id,
+                    "detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(r["at"], r.get("kind", "read"), r.get("actor"), r["scope"].user_id, r["scope"].agent_id, r["scope"].project_id,
                       r["scope"].session_id, json.dumps(r["entry_ids"]), json.dumps(r.get("detail") or {}))
                      for r in reads])
 

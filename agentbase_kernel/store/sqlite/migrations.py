@@ -482,7 +482,71 @@ def m007_importance_archive(conn: Any) -> None:
     )
 
 
+def m008_governance(conn: Any) -> None:
+    """Provenance and trust on every entry, per-scope permission policies, and conflicts (issue 22
+    items 5, 6, 8; ``store/sqlite/governance.py``, docs/lifecycle.md).
+
+    Existing entries get the trust their role implies (``lifecycle/trust.py``); the audit switch is
+    off while they are stamped, so the migration writes no audit row per entry. Idempotent: a file
+    that already has the columns keeps their values.
+    """
+    from ..base import ROLE_TRUST, UNKNOWN_ROLE_TRUST
+
+    have = {row[1] for row in conn.execute("PRAGMA table_info(entries)")}
+    fresh = "trust" not in have
+    for column, decl in (("trust", "REAL NOT NULL DEFAULT 1.0"), ("source", "TEXT"), ("written_by", "TEXT")):
+        if column not in have:
+            conn.execute(f"ALTER TABLE entries ADD COLUMN {column} {decl}")
+    _run_script(conn,
+        """
+        CREATE TABLE IF NOT EXISTS scope_policies (
+            agent TEXT NOT NULL,
+            scope_key TEXT NOT NULL,
+            user_id TEXT,
+            agent_id TEXT,
+            project_id TEXT,
+            session_id TEXT,
+            can_read INTEGER NOT NULL,
+            can_write INTEGER NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (agent, scope_key)
+        );
+
+        CREATE TABLE IF NOT EXISTS conflicts (
+            id TEXT PRIMARY KEY,
+            scope_key TEXT NOT NULL,
+            user_id TEXT,
+            agent_id TEXT,
+            project_id TEXT,
+            session_id TEXT,
+            subject_key TEXT,
+            entry_a TEXT NOT NULL REFERENCES entries (id) ON DELETE CASCADE,
+            entry_b TEXT NOT NULL REFERENCES entries (id) ON DELETE CASCADE,
+            reason TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'resolved')),
+            kept TEXT,
+            actor TEXT,
+            created_at TEXT NOT NULL,
+            resolved_at TEXT
+        );
+        CREATE INDEX IF NOT EXISTS conflicts_a ON conflicts (entry_a);
+        CREATE INDEX IF NOT EXISTS conflicts_b ON conflicts (entry_b);
+        CREATE INDEX IF NOT EXISTS conflicts_open ON conflicts (status, scope_key);
+        """
+    )
+    if not fresh:
+        return
+    audit = conn.execute("SELECT value FROM meta WHERE key = 'audit_enabled'").fetchone()
+    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('audit_enabled', '0')")
+    cases = " ".join(f"WHEN '{role}' THEN {trust}" for role, trust in ROLE_TRUST.items())
+    conn.execute(f"UPDATE entries SET trust = CASE role {cases} ELSE {UNKNOWN_ROLE_TRUST} END")
+    if audit is None:
+        conn.execute("DELETE FROM meta WHERE key = 'audit_enabled'")
+    else:
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'audit_enabled'", (audit[0],))
+
+
 MIGRATIONS: list[Callable[[Any], None]] = [m001_core, m002_entry_changes, m003_live_count_index,
                                            m004_search_context, m005_injective_scope_keys,
-                                           m006_lifecycle, m007_importance_archive]
+                                           m006_lifecycle, m007_importance_archive, m008_governance]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -21,6 +21,7 @@ from .connection import Connections, is_locked_error, locked_error
 from .core import mapped
 from .entities import EntitiesMixin
 from .fts import FtsMixin
+from .governance import GovernanceMixin
 from .lifecycle import LifecycleMixin
 from .migrations import MIGRATIONS, SCHEMA_VERSION
 from .portable import PortableMixin
@@ -32,7 +33,7 @@ __all__ = ["SqliteStore"]
 
 
 class SqliteStore(SessionsMixin, VectorsMixin, FtsMixin, EntitiesMixin, TracesMixin, PortableMixin,
-                  LifecycleMixin, ArchiveMixin):
+                  LifecycleMixin, ArchiveMixin, GovernanceMixin):
     """All persistence for one database file.
 
     Usage::
