@@ -13,6 +13,7 @@ import click
 from agentbase_kernel import (
     AgentBaseError,
     DatabaseLocked,
+    EmbedderUnavailable,
     EmbeddingMismatch,
     EntryNotFound,
     InvalidArgument,
@@ -24,7 +25,8 @@ from agentbase_kernel import (
 
 __all__ = ["CliError", "ExitCode", "from_agentbase_error"]
 
-EMBEDDER_NAMES = "auto, none, minilm, minilm-int8, sentence-transformers:PATH, fastembed:NAME, openai:MODEL@URL"
+EMBEDDER_NAMES = ("auto, none, minilm, minilm-int8, sentence-transformers:PATH, fastembed:NAME, openai:MODEL@URL, "
+                  "tei:[NAME@]URL, ollama:MODEL[@URL]")
 
 
 class ExitCode(IntEnum):
@@ -73,6 +75,9 @@ def from_agentbase_error(exc: AgentBaseError, command: str, scoped: bool) -> Cli
     if isinstance(exc, EmbeddingMismatch):
         return CliError(f"{str(exc).split(' - ')[0]}. Open it with the embedder that wrote it: "
                         f"agentbase --embedder NAME {command} ... (NAME: {EMBEDDER_NAMES})")
+    if isinstance(exc, EmbedderUnavailable):
+        return CliError(f"{text} Start the embedding server (or check its URL), then run the command again; "
+                        f"add and find keep working meanwhile: agentbase {command} ...")
     if isinstance(exc, DatabaseLocked):
         return CliError(f"{text} Another process is writing to the file: run the command again when it is done.")
     if isinstance(exc, SchemaTooNew):

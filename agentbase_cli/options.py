@@ -76,7 +76,8 @@ def database_options(*, envvars: bool = False) -> Callable[[F], F]:
                          expose_value=False, is_eager=True, callback=_remember("embedder"),
                          help="The embedder the file was written with: auto (the bundled MiniLM; default), none, "
                               "minilm, minilm-int8, sentence-transformers:PATH, fastembed:NAME, "
-                              "openai:MODEL@URL. Also $AGENTBASE_EMBEDDER."),
+                              "openai:MODEL@URL, tei:[NAME@]URL, ollama:MODEL[@URL] (remote ones fail open: docs/lifecycle.md). "
+                              "Also $AGENTBASE_EMBEDDER."),
             click.option("--ner", metavar="NAME", envvar="AGENTBASE_NER" if envvars else None,
                          expose_value=False, is_eager=True, callback=_remember("ner"),
                          help="Entity recognition: auto (the installed spaCy English model; default), regex, "

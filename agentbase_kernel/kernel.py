@@ -252,16 +252,23 @@ class Kernel:
     def info(self) -> dict[str, Any]:
         """What this kernel runs with: file, schema, vector backend, NER stage, embedder; for a remote
         embedder its circuit breaker (``embedder_breaker``), and the texts still waiting for a vector
-        (``vector_backlog``)."""
+        (``vector_backlog``, counted while this process has embedding work outstanding)."""
         from .text.embedders.remote import breaker_state
 
         store = self._ready()
+        breaker = breaker_state(self.embedder)
+        ingestor = self.ingestor
+        # counting reads every entry (80 ms at 20k): done only while this process has embedding work
+        # outstanding; verify() always counts
+        outstanding = self.embedder is not None and (
+            ingestor.pending > 0 or ingestor.embed_error is not None or ingestor.unavailable is not None
+            or (breaker is not None and breaker["state"] != "closed"))
+        backlog = len(store.hashes_without_vector()) if outstanding else 0
         return {"path": str(self.path), "schema_version": store.schema_version(), "journal_mode": store.journal_mode(),
                 "vector_backend": store.vector_backend,
                 "ner_stage": self.ingestor.ner_stage,
                 "embedder": getattr(self.embedder, "name", None), "dim": getattr(self.embedder, "dim", None),
-                "embedder_breaker": breaker_state(self.embedder),
-                "vector_backlog": len(store.hashes_without_vector()) if self.embedder is not None else 0}
+                "embedder_breaker": breaker, "vector_backlog": backlog}
 
     def stats(self) -> dict[str, int]:
         """Row counts of the whole file: ``entries`` (expired and superseded too), ``entries_valid``,

@@ -103,6 +103,33 @@ def test_a_failed_trial_opens_the_breaker_for_a_new_cooldown() -> None:
     assert breaker.snapshot().opened_count == 2
 
 
+def test_an_interrupted_trial_frees_the_half_open_slot() -> None:
+    import httpx
+
+    class Interrupt(BaseException):
+        pass
+
+    calls: list[int] = []
+
+    def transport(request: httpx.Request) -> httpx.Response:
+        calls.append(1)
+        if len(calls) == 1:
+            raise Interrupt  # Ctrl-C in the middle of the trial request
+        return httpx.Response(200, json=[[1.0, 0.0, 0.0]])
+
+    clock = _Clock()
+    breaker = CircuitBreaker(failure_threshold=1, cooldown_seconds=5, clock=clock)
+    embedder = TEIEmbedder("http://tei.local", breaker=breaker,
+                           http_client=httpx.Client(transport=httpx.MockTransport(transport)))
+    breaker.record_failure("down")
+    clock.now += 5
+    with pytest.raises(Interrupt):
+        embedder.embed("hello")
+    assert (breaker.state, breaker.snapshot().consecutive_failures) == ("half_open", 1)  # no verdict
+    assert embedder.embed("hello").shape == (3,)  # the slot was freed: the next call is the trial
+    assert (breaker.state, len(calls)) == ("closed", 2)
+
+
 @pytest.mark.parametrize(("kwargs", "message"), [
     pytest.param({"failure_threshold": 0}, "failure_threshold must be an int >= 1, got 0", id="zero-failures"),
     pytest.param({"cooldown_seconds": -1}, "cooldown_seconds must be a number >= 0, got -1", id="negative-cooldown"),
@@ -327,3 +354,35 @@ def test_facts_of_a_write_made_while_down_are_backfilled_too(tmp_path, server) -
         server.mode = "ok"  # the breaker never opened: the worker's first request succeeds
         _until(lambda: k.info()["vector_backlog"] == 0, "the entry's and its facts' vectors")
         assert k.verify()["texts_without_vector"] == 0
+
+
+_CRASHING_WRITER = """
+import os, sys
+from agentbase_kernel import Config, Kernel, OpenAICompatibleEmbedder
+url, path = sys.argv[1], sys.argv[2]
+config = Config().with_(embedder={"breaker_failures": 1, "breaker_cooldown_seconds": 600})
+k = Kernel(path, embedder=OpenAICompatibleEmbedder("hash-64", base_url=url + "/v1", dim=64), ner="regex",
+           config=config)
+for word in ("alpha", "beta", "gamma"):
+    k.add_memory(f"crash note {word}", user_id="u")
+print("written", flush=True)
+os._exit(0)  # killed: no close, no flush of anything in memory
+"""
+
+
+def test_a_process_killed_while_the_embedder_is_down_loses_no_vector(tmp_path, server) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "m.db"
+    server.mode = "error"
+    done = subprocess.run([sys.executable, "-c", _CRASHING_WRITER, server.url, str(path)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "written", done.stderr
+    server.mode = "ok"
+    with _kernel(path, server, cooldown=0.2) as k:
+        _until(lambda: k.verify()["texts_without_vector"] == 0, "the killed writer's texts to be embedded on open")
+        found = k.find("crash note beta", user_id="u")
+        assert found.degrade_reason is None
+        assert "vector" in found[0].matched_by
+        assert len(k.list(user_id="u")) == 3

@@ -119,6 +119,11 @@ class CircuitBreaker:
                 self._opened_at = self._clock()
             self._trial_out = False
 
+    def cancel(self) -> None:
+        """A call that ``allow()`` let out ended without a verdict (interrupted): another may go."""
+        with self._lock:
+            self._trial_out = False
+
     def retry_in(self) -> float:
         """Seconds until a call may go out (0 when closed or half-open)."""
         with self._lock:

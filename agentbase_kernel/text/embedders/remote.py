@@ -82,9 +82,6 @@ class RemoteEmbedder(Embedder):
             except ImportError:
                 raise MissingDependency("httpx is not installed - pip install 'agentbase-memory[openai-embed]'") from None
             http_client = httpx.Client(timeout=self.timeout)
-            self._own_client = True
-        else:
-            self._own_client = False
         self._client = http_client
 
     @property
@@ -128,13 +125,14 @@ class RemoteEmbedder(Embedder):
                 f"{self.breaker.snapshot().last_error})", reason="circuit open", retry_in=retry)
         try:
             vectors = self._request(texts)
-        except BaseException as exc:
+        except Exception as exc:
             self.breaker.record_failure(exc)
-            if not isinstance(exc, Exception):
-                raise
             reason = str(exc) if isinstance(exc, _BadResponse) else f"{type(exc).__name__}: {exc}"[:300]
             raise EmbedderUnavailable(f"{self.name} at {self.url} failed: {reason}", reason=reason,
                                       retry_in=self.breaker.retry_in()) from exc
+        except BaseException:  # Ctrl-C, SystemExit: no verdict on the endpoint, but free a half-open trial
+            self.breaker.cancel()
+            raise
         self.breaker.record_success()
         return vectors
 
