@@ -31,6 +31,8 @@ from .errors import (
 )
 from .kernel import AgentBase, Kernel
 from .lifecycle import AuditEvent, Prefetch
+from .lifecycle.conflicts import Conflict
+from .lifecycle.permissions import Policy
 from .records import (
     AddResult,
     ContextType,
@@ -61,6 +63,7 @@ __all__ = [
     "AuditEvent",
     "ClosedError",
     "Config",
+    "Conflict",
     "ContextType",
     "DatabaseLocked",
     "DuplicateEntry",
@@ -81,6 +84,7 @@ __all__ = [
     "NotFoundError",
     "OpenAICompatibleEmbedder",
     "PermissionDenied",
+    "Policy",
     "Prefetch",
     "Provenance",
     "SchemaTooNew",

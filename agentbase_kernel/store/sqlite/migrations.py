@@ -395,6 +395,15 @@ def m006_lifecycle(conn: Any) -> None:
     )
 
 
+def _add_columns(conn: Any, table: str, columns: dict[str, str]) -> None:
+    """``ALTER TABLE ... ADD COLUMN`` for the columns ``table`` lacks: a file whose version was set back
+    (a copy restored over a newer schema, or a test building an "old" file from a new one) migrates too."""
+    have = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+    for name, decl in columns.items():
+        if name not in have:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {decl}")
+
+
 def m007_importance_archive(conn: Any) -> None:
     """Importance per entry, archival (capacity, consolidation) and per-scope capacities.
 
@@ -405,17 +414,16 @@ def m007_importance_archive(conn: Any) -> None:
     """
     from ...lifecycle.importance import rule_importance
 
+    _add_columns(conn, "entries", {"importance": "REAL", "archived_at": "TEXT"})
     _run_script(conn,
         """
-        ALTER TABLE entries ADD COLUMN importance REAL;
-        ALTER TABLE entries ADD COLUMN archived_at TEXT;
         -- capacity's per-write count of a scope's live entries, index-only
-        CREATE INDEX entries_archived ON entries (scope_key, archived_at, invalid_at, expires_at);
+        CREATE INDEX IF NOT EXISTS entries_archived ON entries (scope_key, archived_at, invalid_at, expires_at);
         -- BM25's per-filter count stays index-only (m003) with the archived filter every read now has
         DROP INDEX IF EXISTS entries_user_live;
         CREATE INDEX entries_user_live ON entries (user_id, invalid_at, archived_at, expires_at);
 
-        CREATE TABLE scope_capacity (
+        CREATE TABLE IF NOT EXISTS scope_capacity (
             scope_key TEXT PRIMARY KEY,
             max_items INTEGER NOT NULL CHECK (max_items >= 0)
         );
