@@ -62,17 +62,22 @@ def raw_connect(path: Path) -> Any:
     return sqlite_module().connect(str(path))
 
 
-def row_counts(path: Path) -> dict[str, int]:
+def row_counts(path: Path | str) -> dict[str, int]:
     """Rows per table, read through a raw connection (independent of the kernel).
 
     ``embeddings`` is left out on purpose: it is a cache keyed by content hash, filled before the
     write transaction so the model never runs under the write lock. A failed add may leave its
     text's vector there, invisible and reused by the next add of the same text.
     """
+    tables = ("entries", "entry_history", "sessions", "messages", "entry_sources", "session_entries")
+    if isinstance(path, str) and path.startswith(("postgresql://", "postgres://")):  # AGENTBASE_TEST_BACKEND=postgres
+        import psycopg
+
+        with psycopg.connect(path) as pg:
+            return {t: pg.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}  # type: ignore[index]
     conn = raw_connect(path)
     try:
-        return {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
-                for t in ("entries", "entry_history", "sessions", "messages", "entry_sources", "session_entries")}
+        return {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
     finally:
         conn.close()
 
