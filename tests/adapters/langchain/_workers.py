@@ -9,7 +9,7 @@ def _open(path: str):
     from agentbase_kernel import AgentBase
     from tests.conftest import HashEmbedder
 
-    return AgentBase(Path(path), embedder=HashEmbedder(), ner="regex")
+    return AgentBase(path if "://" in path else Path(path), embedder=HashEmbedder(), ner="regex")  # a Postgres URL stays a string
 
 
 def write_chat_history(path: str, user_id: str, n: int) -> None:

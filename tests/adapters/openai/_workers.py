@@ -17,7 +17,7 @@ def create_runs(path: str, thread_id: str, tag: str, n: int, rounds: int) -> Non
     from agentbase_kernel import AgentBase
     from tests.conftest import HashEmbedder
 
-    db = AgentBase(Path(path), embedder=HashEmbedder(), ner="regex")
+    db = AgentBase(path if "://" in path else Path(path), embedder=HashEmbedder(), ner="regex")  # a Postgres URL stays a string
     try:
         runs = []
         for i in range(n):
