@@ -170,7 +170,7 @@ def _url(user: Any, password: Any, host: Any, port: Any, dbname: Any, query: Map
     netloc = f"{auth}@{host}" if auth else host
     if port:
         netloc += f":{int(port)}"
-    return urlunsplit(("postgresql", netloc, "/" + quote(str(dbname or "postgres"), safe=""), urlencode(params), ""))
+    return str(urlunsplit(("postgresql", netloc, "/" + quote(str(dbname or "postgres"), safe=""), urlencode(params), "")))
 
 
 def pgvector_url(store: Mapping[str, Any]) -> str:
