@@ -64,7 +64,8 @@ class Kernel:
                  summarizer: Callable[[str], str] | None = None, reranker: Reranker | None = None,
                  decomposer: Decomposer | None = None, agent: str | None = None, source: str = "kernel") -> None:
         # a file is a Path; a postgresql:// URL stays a string (a Path would fold its '//')
-        self.path: Path | str = (path if is_postgres_url(path) else Path(path)) if path is not None else default_path()
+        self.path: Path | str = ((os.fspath(path) if is_postgres_url(path) else Path(path)) if path is not None
+                                 else default_path())
         # governance (docs/lifecycle.md): the acting agent that policies judge, and the write path
         self._agent = check.check_id("agent", agent)
         if not isinstance(source, str) or not source:

@@ -13,7 +13,7 @@ from typing import Any
 
 from ...records import Entry, Scope
 from ..base import utcnow
-from .core import ENTRY_COLS, PgCore, mapped, scope_key
+from .core import ENTRY_COLS, PgCore, fetch_one, mapped, scope_key
 
 __all__ = ["ArchiveMixin", "set_archived"]
 
@@ -57,8 +57,8 @@ class ArchiveMixin(PgCore):
     @mapped
     def scope_size(self, scope: Scope) -> int:
         with self.conns.read() as conn:
-            return int(conn.execute(f"SELECT count(*) FROM entries e WHERE e.scope_key = %s AND {_LIVE}",
-                                    (scope_key(scope), utcnow())).fetchone()[0])
+            return int(fetch_one(conn.execute(f"SELECT count(*) FROM entries e WHERE e.scope_key = %s AND {_LIVE}",
+                                              (scope_key(scope), utcnow())), "scope_size")[0])
 
     @mapped
     def scope_entries(self, scope: Scope) -> list[Entry]:

@@ -21,8 +21,8 @@ from ..filters import parse_metadata_filter
 from .connection import PgConnections, is_connection_lost, is_retryable
 from .filters import compile_metadata_filter
 
-__all__ = ["ENTRY_COLS", "PgCore", "check_filter_value", "jsonb", "mapped", "scope_key", "storage_error", "text_in",
-           "text_out"]
+__all__ = ["ENTRY_COLS", "PgCore", "check_filter_value", "fetch_one", "jsonb", "mapped", "scope_key", "storage_error",
+           "text_in", "text_out", "text_out_required"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -70,6 +70,23 @@ def text_out(value: str | None) -> str | None:
     if value is None or _ESC not in value:
         return value
     return _UNESCAPE.sub(lambda m: "\x00" if m.group(1) == "0" else _ESC, value)
+
+
+def text_out_required(value: str | None, column: str) -> str:
+    """A ``NOT NULL`` text column as read (``text_out``); NULL there means the schema is not this store's."""
+    out = text_out(value)
+    if out is None:
+        raise StorageError(f"PostgreSQL returned NULL for the NOT NULL column {column}")
+    return out
+
+
+def fetch_one(cur: psycopg.Cursor[Any], what: str) -> Any:
+    """The one row a statement returns (``SELECT count(*)``, a row this transaction has seen): a
+    ``StorageError`` if none came back instead of a ``TypeError`` on ``None[0]``."""
+    row = cur.fetchone()
+    if row is None:
+        raise StorageError(f"PostgreSQL returned no row for {what}")
+    return row
 
 
 def check_filter_value(name: str, value: Any) -> None:
@@ -191,7 +208,9 @@ class PgCore:
          actor, confidence, chash, metadata, event_dates, flags, created, updated, valid_from,
          invalid_at, expires_at, superseded_by, importance, archived_at, trust, source, written_by) = row
         return Entry(
-            id=id_, l2_full=text_out(l2), l0_abstract=text_out(l0), l1_overview=text_out(l1), context_type=ContextType(ctype),
+            id=id_, l2_full=text_out_required(l2, "entries.l2_full"),
+            l0_abstract=text_out_required(l0, "entries.l0_abstract"),
+            l1_overview=text_out_required(l1, "entries.l1_overview"), context_type=ContextType(ctype),
             category=category, tags=tags,
             scope=Scope(user_id=user_id, agent_id=agent_id, project_id=project_id, session_id=session_id),
             role=role, actor=actor, confidence=confidence, content_hash=chash,

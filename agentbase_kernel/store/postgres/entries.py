@@ -12,7 +12,7 @@ from ...records import Entry, HistoryEvent, Scope
 from ..base import EntryFilter, utcnow
 from ..protocol import EntryRow
 from .archive import set_archived
-from .core import ENTRY_COLS, PgCore, _aware, jsonb, mapped, scope_key, text_in, text_out
+from .core import ENTRY_COLS, PgCore, _aware, fetch_one, jsonb, mapped, scope_key, text_in, text_out
 
 __all__ = ["EntriesMixin"]
 
@@ -142,8 +142,8 @@ class EntriesMixin(PgCore):
             now = utcnow()
             sets["updated_at"] = now
             if "content_hash" in sets and sets["content_hash"] != old.content_hash:
-                keeps_duplicates = conn.execute("SELECT dedup_key != content_hash FROM entries WHERE id = %s",
-                                                (entry_id,)).fetchone()[0]
+                keeps_duplicates = fetch_one(conn.execute("SELECT dedup_key != content_hash FROM entries WHERE id = %s",
+                                                          (entry_id,)), f"entry {entry_id!r}")[0]
                 sets["dedup_key"] = (f"{sets['content_hash']}:{entry_id}" if keeps_duplicates
                                      else sets["content_hash"])
                 clash = conn.execute(
@@ -209,7 +209,7 @@ class EntriesMixin(PgCore):
     def count_entries(self, flt: EntryFilter) -> int:
         where, args = self.where_sql(flt)
         with self.conns.read() as conn:
-            return int(conn.execute(f"SELECT count(*) FROM entries e WHERE {where}", args).fetchone()[0])
+            return int(fetch_one(conn.execute(f"SELECT count(*) FROM entries e WHERE {where}", args), "count_entries")[0])
 
     @mapped
     def history(self, entry_id: str) -> list[HistoryEvent]:
@@ -217,7 +217,7 @@ class EntriesMixin(PgCore):
             rows = conn.execute(
                 "SELECT id, entry_id, event, old_value, new_value, created_at, actor, role FROM entry_history "
                 "WHERE entry_id = %s ORDER BY seq", (entry_id,)).fetchall()
-        return [HistoryEvent(r[0], r[1], r[2], text_out(r[3]), text_out(r[4]), r[5], r[6], r[7]) for r in rows]  # type: ignore[arg-type]
+        return [HistoryEvent(r[0], r[1], r[2], text_out(r[3]), text_out(r[4]), r[5], r[6], r[7]) for r in rows]
 
     @mapped
     def live_subject_entries(self, scope: Scope, subject_key: str, exclude_id: str) -> list[Entry]:

@@ -159,10 +159,11 @@ class SearchMixin(PgCore):
             return self._hnsw_rows(conn, q, dim, where, args, k)
 
     def _hnsw_rows(self, conn: Any, q: np.ndarray, dim: int, where: str, args: list[Any], k: int) -> list[Any]:
-        return conn.execute(
+        rows: list[Any] = conn.execute(
             f"SELECT e.rid, v.vector::vector({dim}) <=> %s::vector({dim}) AS d FROM embeddings v "
             f"JOIN entries e ON e.content_hash = v.content_hash WHERE {where} ORDER BY d LIMIT %s",
             [q, *args, k]).fetchall()
+        return rows
 
     @mapped
     def hashes_without_vector(self) -> list[tuple[str, str]]:

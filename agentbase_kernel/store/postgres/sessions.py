@@ -10,7 +10,7 @@ from ...errors import MessageNotFound, SessionNotFound
 from ...records import Message, Provenance, Scope, Session
 from ..base import EntryFilter, utcnow
 from ..protocol import MessageRow
-from .core import _aware, jsonb, mapped, text_in, text_out
+from .core import _aware, fetch_one, jsonb, mapped, text_in, text_out_required
 from .entries import EntriesMixin
 
 __all__ = ["SessionsMixin"]
@@ -27,7 +27,7 @@ class SessionsMixin(EntriesMixin):
                        updated_at=row[6], committed_at=row[7], summary_entry_id=row[8])
 
     def _message(self, row: Any) -> Message:
-        return Message(id=row[0], session_id=row[1], seq=row[2], role=row[3], content=text_out(row[4]), name=row[5],
+        return Message(id=row[0], session_id=row[1], seq=row[2], role=row[3], content=text_out_required(row[4], "messages.content"), name=row[5],
                        metadata=row[6], payload=row[7], status=row[8], created_at=row[9], entry_id=row[10])
 
     @mapped
@@ -70,7 +70,8 @@ class SessionsMixin(EntriesMixin):
     def update_session(self, session_id: str, *, metadata: dict[str, Any] | None = None,
                        committed: bool = False, summary_entry_id: str | None = None) -> Session:
         with self.conns.write() as conn:
-            sets, args = ["updated_at = %s"], [utcnow()]
+            sets: list[str] = ["updated_at = %s"]
+            args: list[Any] = [utcnow()]
             if metadata is not None:
                 sets.append("metadata = %s")
                 args.append(jsonb(metadata))
@@ -98,8 +99,8 @@ class SessionsMixin(EntriesMixin):
             # the session row's lock orders concurrent appends to one session (seq stays unique)
             conn.execute("SELECT 1 FROM sessions WHERE id = %s FOR UPDATE", (session_id,))
             if position is None:
-                seq = conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE session_id = %s",
-                                   (session_id,)).fetchone()[0]
+                seq = fetch_one(conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE session_id = %s",
+                                             (session_id,)), "the next message seq")[0]
             else:
                 seqs = [r[0] for r in conn.execute(
                     "SELECT seq FROM messages WHERE session_id = %s ORDER BY seq", (session_id,))]
@@ -159,7 +160,8 @@ class SessionsMixin(EntriesMixin):
     def list_messages(self, session_id: str, *, status: str | None = None, limit: int | None = None,
                       offset: int = 0, order: str = "asc", after: str | None = None,
                       before: str | None = None) -> list[Message]:
-        clauses, args = ["session_id = %s"], [session_id]
+        clauses: list[str] = ["session_id = %s"]
+        args: list[Any] = [session_id]
         if status is not None:
             clauses.append("status = %s")
             args.append(status)
@@ -186,12 +188,13 @@ class SessionsMixin(EntriesMixin):
 
     @mapped
     def count_messages(self, session_id: str, status: str | None = None) -> int:
-        sql, args = "SELECT count(*) FROM messages WHERE session_id = %s", [session_id]
+        sql = "SELECT count(*) FROM messages WHERE session_id = %s"
+        args: list[Any] = [session_id]
         if status is not None:
             sql += " AND status = %s"
             args.append(status)
         with self.conns.read() as conn:
-            return int(conn.execute(sql, args).fetchone()[0])
+            return int(fetch_one(conn.execute(sql, args), "count_messages")[0])
 
     _MESSAGE_COLUMNS = frozenset({"role", "content", "name", "metadata", "payload", "status", "created_at", "entry_id"})
 
@@ -199,7 +202,8 @@ class SessionsMixin(EntriesMixin):
     def update_message(self, session_id: str, message_id: str, changes: dict[str, Any]) -> Message:
         with self.conns.write() as conn:
             self.get_message(session_id, message_id)
-            sets, args = [], []
+            sets: list[str] = []
+            args: list[Any] = []
             for key, value in changes.items():
                 if key not in self._MESSAGE_COLUMNS:
                     from ...errors import InvalidArgument

@@ -16,9 +16,9 @@ from pgvector.psycopg import register_vector
 
 from ...errors import EmbeddingMismatch, SchemaTooNew, StorageError
 from ..base import NO_EMBEDDER
-from .connection import PgConnections
-from .core import mapped, storage_error
 from .archive import ArchiveMixin
+from .connection import PgConnections
+from .core import fetch_one, mapped, storage_error
 from .entities import EntitiesMixin
 from .governance import GovernanceMixin
 from .lifecycle import LifecycleMixin
@@ -115,7 +115,7 @@ class PostgresStore(SessionsMixin, SearchMixin, EntitiesMixin, TracesMixin, Port
 
     @staticmethod
     def _version(conn: psycopg.Connection[Any]) -> int | None:
-        if conn.execute("SELECT to_regclass('agentbase_schema')").fetchone()[0] is None:
+        if fetch_one(conn.execute("SELECT to_regclass('agentbase_schema')"), "to_regclass")[0] is None:
             return None
         row = conn.execute("SELECT max(version) FROM agentbase_schema").fetchone()
         return int(row[0]) if row and row[0] is not None else 0
@@ -145,7 +145,7 @@ class PostgresStore(SessionsMixin, SearchMixin, EntitiesMixin, TracesMixin, Port
     @mapped
     def schema_version(self) -> int:
         with self.conns.read() as conn:
-            return int(conn.execute("SELECT max(version) FROM agentbase_schema").fetchone()[0])
+            return int(fetch_one(conn.execute("SELECT max(version) FROM agentbase_schema"), "the schema version")[0])
 
     def journal_mode(self) -> str:
         """PostgreSQL always writes ahead to its WAL."""
@@ -184,10 +184,10 @@ class PostgresStore(SessionsMixin, SearchMixin, EntitiesMixin, TracesMixin, Port
     def stats(self) -> dict[str, int]:
         """Row counts: every entry (expired and superseded too), the live ones, sessions, messages, vectors."""
         with self.conns.read() as conn:
-            row = conn.execute(
+            row = fetch_one(conn.execute(
                 "SELECT (SELECT count(*) FROM entries), (SELECT count(*) FROM entries WHERE invalid_at IS NULL), "
                 "(SELECT count(*) FROM sessions), (SELECT count(*) FROM messages), "
-                "(SELECT count(*) FROM embeddings)").fetchone()
+                "(SELECT count(*) FROM embeddings)"), "stats")
         return dict(zip(("entries", "entries_valid", "sessions", "messages", "vectors"), map(int, row)))
 
     @mapped
@@ -195,12 +195,13 @@ class PostgresStore(SessionsMixin, SearchMixin, EntitiesMixin, TracesMixin, Port
         """Check the database: every entry's full-text vector is the one its text gives, and
         which texts have no vector yet. (PostgreSQL checks its own pages and foreign keys.)"""
         with self.conns.read() as conn:
-            n_entries, stale = conn.execute(
+            n_entries, stale = fetch_one(conn.execute(
                 "SELECT count(*), count(*) FILTER (WHERE fts IS DISTINCT FROM "
                 "setweight(to_tsvector('agentbase_english', agentbase_fold(search_text)), 'A') || "
-                "setweight(to_tsvector('agentbase_english', agentbase_fold(search_context)), 'B')) FROM entries").fetchone()
-            missing_vec = conn.execute(
+                "setweight(to_tsvector('agentbase_english', agentbase_fold(search_context)), 'B')) FROM entries"),
+                "verify")
+            missing_vec = fetch_one(conn.execute(
                 "SELECT count(DISTINCT e.content_hash) FROM entries e LEFT JOIN embeddings v "
-                "ON v.content_hash = e.content_hash WHERE v.content_hash IS NULL").fetchone()[0]
+                "ON v.content_hash = e.content_hash WHERE v.content_hash IS NULL"), "verify")[0]
         return {"integrity": "ok", "foreign_keys": 0, "fts_ok": stale == 0, "entries": int(n_entries),
                 "fts_rows": int(n_entries) - int(stale), "texts_without_vector": int(missing_vec), "ok": stale == 0}
