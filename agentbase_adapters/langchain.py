@@ -216,9 +216,9 @@ class LangChainMemoryAdapter(BaseChatMemory):
 
     ``load_memory_variables`` returns, under ``memory_key``, the recent turns of ``session_id``
     (trimmed to ``max_token_limit`` if set) plus the per-turn prefetch of the owner's scope
-    (``Kernel.prefetch`` for the current input, within ``prefetch_token_budget`` tokens): their
-    profile facts, up to ``top_k`` memories relevant to the input and the ``recent_k`` newest ones,
-    leaving out what the window already shows. It is a string (memories first, then the
+    (``Kernel.prefetch`` for the current input, within ``prefetch_token_budget`` tokens): up to
+    ``top_k`` memories relevant to the input, best first, then their profile facts and the
+    ``recent_k`` newest memories, leaving out what the window already shows. It is a string (memories first, then the
     ``Human:``/``AI:`` buffer) or, with ``return_messages=True``, a ``SystemMessage`` holding the
     memories followed by the turns. ``save_context`` stores the turn through the ingest pipeline.
     """
@@ -283,8 +283,10 @@ class LangChainMemoryAdapter(BaseChatMemory):
         start = trim_start(messages, self.max_token_limit, self.token_counter)
         window = messages[start:]
         shown = records[start:]
-        # profile facts first, then relevant, then recent memories (as the prefetch orders them)
-        memories = list(dict.fromkeys(e.l2_full for e in found.entries if not self._repeats_window(e, shown)))
+        # what answers this input first, then the profile facts, then recent memories: a reader (and a model's
+        # attention) takes the head of the block, and a profile that led it pushed the answer out of view
+        chosen = [*(h.entry for h in found.relevant), *found.profile, *found.recent]
+        memories = list(dict.fromkeys(e.l2_full for e in chosen if not self._repeats_window(e, shown)))
         if self.return_messages:
             prefix: list[BaseMessage] = [SystemMessage(self._memories_block(memories))] if memories else []
             return {self.memory_key: prefix + window}
@@ -298,7 +300,7 @@ class LangChainMemoryAdapter(BaseChatMemory):
         return "\n".join([self.memories_header, *(f"- {m}" for m in memories)])
 
     def load_memory_variables(self, inputs: dict[str, Any]) -> dict[str, Any]:
-        """Recent turns plus the per-turn prefetch (profile, relevant and recent memories) for the current input.
+        """Recent turns plus the per-turn prefetch (relevant, profile and recent memories) for the current input.
 
         Raises:
             ValueError: no ``input_key`` and the inputs (minus memory keys and ``stop``) do not

@@ -1,4 +1,4 @@
-"""LangChainMemoryAdapter fills its memories with Kernel.prefetch: profile facts, relevant and recent memories."""
+"""LangChainMemoryAdapter fills its memories with Kernel.prefetch: relevant memories, profile facts, recent memories."""
 
 from __future__ import annotations
 
@@ -37,6 +37,16 @@ def test_profile_facts_come_even_when_the_input_does_not_mention_them(db: AgentB
     memory = LangChainMemoryAdapter(db, owner_id="ada", session_id="new-chat")
     history = memory.load_memory_variables({"input": "hello there"})["history"]
     assert _bullets(history) == ["Ada prefers window seats"]
+
+
+def test_what_answers_the_input_comes_before_the_profile(db: AgentBase) -> None:
+    for food in ("olives", "capers", "anchovies"):
+        db.sync.add_memory(f"Ada dislikes {food}", user_id="ada", category="preference")
+    db.sync.add_memory("The plumber comes on Friday at nine", user_id="ada")
+    memory = LangChainMemoryAdapter(db, owner_id="ada", session_id="s")
+    memories = _bullets(memory.load_memory_variables({"input": "when does the plumber come?"})["history"])
+    assert memories[0] == "The plumber comes on Friday at nine"
+    assert {"Ada dislikes olives", "Ada dislikes capers", "Ada dislikes anchovies"} <= set(memories[1:])
 
 
 def test_recent_memories_of_other_sessions_come_with_the_window(db: AgentBase) -> None:
@@ -78,7 +88,7 @@ def test_prefetch_reaches_the_prompt_of_a_conversation_chain(db: AgentBase) -> N
     assert "Human: Hello\nAI: Hi!" in recorder.prompts[1]
 
 
-def test_as_messages_the_profile_leads_in_the_system_message(db: AgentBase) -> None:
+def test_as_messages_the_memories_lead_in_the_system_message(db: AgentBase) -> None:
     db.sync.add_memory("Ada is vegetarian", user_id="ada", category="preference")
     memory = LangChainMemoryAdapter(db, owner_id="ada", session_id="m", return_messages=True)
     memory.save_context({"input": "Hi"}, {"response": "Hello"})
