@@ -15,9 +15,10 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from ...errors import AgentBaseError, InvalidArgument, StorageError
-from ...records import ContextType, Entry, Scope
+from ...records import Entry
 from ..base import EntryFilter, utcnow
 from ..filters import parse_metadata_filter
+from ..rows import entry_from_row, scope_key
 from .connection import PgConnections, is_connection_lost, is_retryable
 from .filters import compile_metadata_filter
 
@@ -36,12 +37,6 @@ ENTRY_COLS = (
 # a whole transaction that failed on a lost connection, a deadlock or a serialization conflict is
 # run again this many times (the first retry at once, later ones after a short pause)
 RETRIES = 2
-
-
-def scope_key(scope: Scope) -> str:
-    """The SQLite store's key (``store/sqlite/core.py``): a JSON array of the four ids."""
-    return json.dumps([scope.user_id, scope.agent_id, scope.project_id, scope.session_id],
-                      ensure_ascii=False, separators=(",", ":"))
 
 
 def _dumps(value: Any) -> str:
@@ -204,22 +199,7 @@ class PgCore:
         return (" AND ".join(clauses) or "TRUE"), args
 
     def _entry(self, row: Any) -> Entry:
-        (rid, id_, ctype, category, l0, l1, l2, tags, user_id, agent_id, project_id, session_id, role,
-         actor, confidence, chash, metadata, event_dates, flags, created, updated, valid_from,
-         invalid_at, expires_at, superseded_by, importance, archived_at, trust, source, written_by) = row
-        return Entry(
-            id=id_, l2_full=text_out_required(l2, "entries.l2_full"),
-            l0_abstract=text_out_required(l0, "entries.l0_abstract"),
-            l1_overview=text_out_required(l1, "entries.l1_overview"), context_type=ContextType(ctype),
-            category=category, tags=tags,
-            scope=Scope(user_id=user_id, agent_id=agent_id, project_id=project_id, session_id=session_id),
-            role=role, actor=actor, confidence=confidence, content_hash=chash,
-            metadata=metadata, created_at=created, updated_at=updated,
-            valid_from=valid_from, invalid_at=invalid_at, expires_at=expires_at, event_dates=event_dates,
-            flags=flags, superseded_by=superseded_by,
-            importance=0.5 if importance is None else importance, archived_at=archived_at,
-            trust=trust, source=source, written_by=written_by,
-        )
+        return entry_from_row(row, text=text_out_required)
 
     def _history(self, conn: Any, entry_id: str, event: str, old: str | None, new: str | None,
                  actor: str | None, role: str | None, at: datetime | None = None) -> None:

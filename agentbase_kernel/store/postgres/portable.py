@@ -16,34 +16,25 @@ import numpy as np
 import psycopg
 
 from ...errors import InvalidArgument
-from ...lifecycle.importance import rule_importance
 from ...records import Scope
-from ..base import EntryFilter, default_trust, iso, parse_iso
+from ..base import EntryFilter, iso, parse_iso
+from ..rows import (
+    ENTRY_FIELDS,
+    HISTORY_FIELDS,
+    MESSAGE_FIELDS,
+    PAGE,
+    SESSION_FIELDS,
+    TIME_FIELDS,
+    complete_import_entry,
+)
 from ..vectors import decode, encode
-from .core import PgCore, jsonb, mapped, scope_key, storage_error, text_in, text_out
+from .core import PgCore, jsonb, mapped, storage_error, text_in, text_out
 from .search import as_array
 
 __all__ = ["PortableMixin"]
 
-PAGE = 500
 _OURS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00")
 
-ENTRY_FIELDS = (
-    "id", "context_type", "category", "l0_abstract", "l1_overview", "l2_full", "tags", "scope_level",
-    "user_id", "agent_id", "project_id", "session_id", "role", "actor", "confidence", "content_hash",
-    "metadata", "event_dates", "date_min", "date_max", "flags", "subject_key", "search_text",
-    "search_context", "created_at", "updated_at", "valid_from", "invalid_at", "expires_at", "superseded_by",
-    "importance", "archived_at",
-    "trust", "source", "written_by",
-)
-JSON_ENTRY_FIELDS = ("tags", "metadata", "event_dates", "flags")
-TIME_FIELDS = ("created_at", "updated_at", "valid_from", "invalid_at", "expires_at", "committed_at", "observed_at",
-               "archived_at")
-HISTORY_FIELDS = ("id", "event", "old_value", "new_value", "created_at", "actor", "role")
-SESSION_FIELDS = ("id", "user_id", "agent_id", "project_id", "metadata", "created_at", "updated_at", "committed_at",
-                  "summary_entry_id")
-MESSAGE_FIELDS = ("id", "session_id", "seq", "role", "content", "name", "metadata", "payload", "status",
-                  "created_at", "entry_id")
 
 
 def _when(value: Any, name: str) -> datetime | None:
@@ -239,22 +230,7 @@ class PortableMixin(PgCore):
         for name in TIME_FIELDS:
             if name in values:
                 values[name] = _when(values[name], name)
-        for name in JSON_ENTRY_FIELDS:
-            values[name] = jsonb(values[name] if values[name] is not None else ({} if name == "metadata" else []))
-        scope = Scope(values["user_id"], values["agent_id"], values["project_id"], values["session_id"])
-        values["scope_level"] = scope.level.value
-        values["scope_key"] = scope_key(scope)
-        values["dedup_key"] = (values["content_hash"] if rec.get("dedup", True)
-                               else f"{values['content_hash']}:{values['id']}")
-        values["search_context"] = values["search_context"] or ""
-        if values["importance"] is None:  # an export made before importance existed: the ingest rule
-            values["importance"] = rule_importance(
-                category=values["category"], role=values["role"],
-                derived=(rec.get("metadata") or {}).get("derived") == "fact", entities=len(rec.get("entities") or ()))
-        # provenance (lifecycle/trust.py): an export keeps its trust; older ones get their role's
-        if values["trust"] is None:
-            values["trust"] = default_trust(values["role"])
-        values["source"] = values["source"] or "import"
+        complete_import_entry(values, rec, jsonb)
         existing = conn.execute("SELECT updated_at FROM entries WHERE id = %s", (values["id"],)).fetchone()
         if existing is not None:
             if values["updated_at"] <= existing[0]:

@@ -11,9 +11,10 @@ from types import ModuleType
 from typing import Any, TypeVar
 
 from ...errors import InvalidArgument, StorageError
-from ...records import ContextType, Entry, Scope
+from ...records import Entry
 from ..base import EntryFilter, iso, parse_iso, utcnow
 from ..filters import parse_metadata_filter
+from ..rows import entry_from_row, scope_key
 from .connection import Connections, is_locked_error, locked_error
 from .filters import compile_metadata_filter
 
@@ -27,16 +28,6 @@ ENTRY_COLS = (
     "created_at, updated_at, valid_from, invalid_at, expires_at, superseded_by, importance, archived_at, "
     "trust, source, written_by"
 )
-
-
-def scope_key(scope: Scope) -> str:
-    """One text per scope, and a different text for every different scope (a JSON array of the ids).
-
-    Dedup and supersession are unique per ``(scope_key, ...)``; joining the ids with a separator let
-    ``("a\\x1fb", "c")`` and ``("a", "b\\x1fc")`` share a key (issue 16, item 7).
-    """
-    return json.dumps([scope.user_id, scope.agent_id, scope.project_id, scope.session_id],
-                      ensure_ascii=False, separators=(",", ":"))
 
 
 def mapped(fn: F) -> F:
@@ -147,21 +138,7 @@ class SqliteCore:
         return (" AND ".join(clauses) or "1"), args
 
     def _entry(self, row: Any) -> Entry:
-        (rid, id_, ctype, category, l0, l1, l2, tags, user_id, agent_id, project_id, session_id, role,
-         actor, confidence, chash, metadata, event_dates, flags, created, updated, valid_from,
-         invalid_at, expires_at, superseded_by, importance, archived_at, trust, source, written_by) = row
-        return Entry(
-            id=id_, l2_full=l2, l0_abstract=l0, l1_overview=l1, context_type=ContextType(ctype),
-            category=category, tags=loads(tags),
-            scope=Scope(user_id=user_id, agent_id=agent_id, project_id=project_id, session_id=session_id),
-            role=role, actor=actor, confidence=confidence, content_hash=chash,
-            metadata=loads(metadata), created_at=parse_iso(created), updated_at=parse_iso(updated),
-            valid_from=parse_iso(valid_from), invalid_at=parse_iso(invalid_at),
-            expires_at=parse_iso(expires_at), event_dates=loads(event_dates),
-            flags=loads(flags), superseded_by=superseded_by,
-            importance=0.5 if importance is None else importance, archived_at=parse_iso(archived_at),
-            trust=trust, source=source, written_by=written_by,
-        )
+        return entry_from_row(row, data=loads, when=parse_iso)
 
     def _history(self, conn: Any, entry_id: str, event: str, old: str | None, new: str | None,
                  actor: str | None, role: str | None, at: str | None = None) -> None:

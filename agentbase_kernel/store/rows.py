@@ -1,0 +1,112 @@
+"""Backend-neutral row shaping shared by the SQLite (``store/sqlite/``) and PostgreSQL
+(``store/postgres/``) stores: the portable format's field lists, an imported entry's derived
+fields, and a stored ``entries`` row turned into an :class:`Entry`.
+
+No SQL here: each backend converts values to and from its own column types (text times and JSON
+text in SQLite, ``timestamptz`` and ``jsonb`` in PostgreSQL) and passes those converters in.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from ..lifecycle.importance import rule_importance
+from ..records import ContextType, Entry, Scope
+from .base import default_trust
+
+__all__ = ["ENTRY_FIELDS", "HISTORY_FIELDS", "JSON_ENTRY_FIELDS", "MESSAGE_FIELDS", "PAGE", "SESSION_FIELDS",
+           "TIME_FIELDS", "complete_import_entry", "entry_from_row", "scope_key"]
+
+PAGE = 500
+
+ENTRY_FIELDS = (
+    "id", "context_type", "category", "l0_abstract", "l1_overview", "l2_full", "tags", "scope_level",
+    "user_id", "agent_id", "project_id", "session_id", "role", "actor", "confidence", "content_hash",
+    "metadata", "event_dates", "date_min", "date_max", "flags", "subject_key", "search_text",
+    "search_context", "created_at", "updated_at", "valid_from", "invalid_at", "expires_at", "superseded_by",
+    "importance", "archived_at",
+    "trust", "source", "written_by",
+)
+JSON_ENTRY_FIELDS = ("tags", "metadata", "event_dates", "flags")
+TIME_FIELDS = ("created_at", "updated_at", "valid_from", "invalid_at", "expires_at", "committed_at", "observed_at",
+               "archived_at")
+HISTORY_FIELDS = ("id", "event", "old_value", "new_value", "created_at", "actor", "role")
+SESSION_FIELDS = ("id", "user_id", "agent_id", "project_id", "metadata", "created_at", "updated_at", "committed_at",
+                  "summary_entry_id")
+MESSAGE_FIELDS = ("id", "session_id", "seq", "role", "content", "name", "metadata", "payload", "status",
+                  "created_at", "entry_id")
+
+
+def scope_key(scope: Scope) -> str:
+    """One text per scope, and a different text for every different scope (a JSON array of the ids).
+
+    Dedup and supersession are unique per ``(scope_key, ...)``; joining the ids with a separator let
+    ``("a\\x1fb", "c")`` and ``("a", "b\\x1fc")`` share a key (issue 16, item 7). Both backends store
+    the same key, so an export moves between them.
+    """
+    return json.dumps([scope.user_id, scope.agent_id, scope.project_id, scope.session_id],
+                      ensure_ascii=False, separators=(",", ":"))
+
+
+def complete_import_entry(values: dict[str, Any], rec: dict[str, Any],
+                          json_value: Callable[[Any], Any]) -> dict[str, Any]:
+    """Fill an imported entry's derived columns in ``values`` (times already in the backend's form).
+
+    JSON fields get their empty default and go through ``json_value`` (the backend's JSON column
+    value); scope level and key, the dedup key, and what an older export lacks (importance by the
+    ingest rule, trust by role, source ``import``) are set here. Returns ``values``.
+    """
+    for name in JSON_ENTRY_FIELDS:
+        values[name] = json_value(values[name] if values[name] is not None else ({} if name == "metadata" else []))
+    scope = Scope(values["user_id"], values["agent_id"], values["project_id"], values["session_id"])
+    values["scope_level"] = scope.level.value
+    values["scope_key"] = scope_key(scope)
+    values["dedup_key"] = (values["content_hash"] if rec.get("dedup", True)
+                           else f"{values['content_hash']}:{values['id']}")
+    values["search_context"] = values["search_context"] or ""
+    if values["importance"] is None:  # an export made before importance existed: the ingest rule
+        values["importance"] = rule_importance(
+            category=values["category"], role=values["role"],
+            derived=(rec.get("metadata") or {}).get("derived") == "fact", entities=len(rec.get("entities") or ()))
+    # provenance (lifecycle/trust.py): an export keeps its trust; older ones get their role's
+    if values["trust"] is None:
+        values["trust"] = default_trust(values["role"])
+    values["source"] = values["source"] or "import"
+    return values
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _text(value: Any, column: str) -> Any:
+    return value
+
+
+def entry_from_row(row: Any, *, data: Callable[[Any], Any] = _same,
+                   when: Callable[[Any], datetime | None] = _same,
+                   text: Callable[[Any, str], str] = _text) -> Entry:
+    """An :class:`Entry` from the ``entries`` columns every backend selects, in that order.
+
+    ``data`` reads a JSON column, ``when`` a time column and ``text`` a NOT NULL text column (with
+    its name for the error), each in the backend's stored form.
+    """
+    (_rid, id_, ctype, category, l0, l1, l2, tags, user_id, agent_id, project_id, session_id, role,
+     actor, confidence, chash, metadata, event_dates, flags, created, updated, valid_from,
+     invalid_at, expires_at, superseded_by, importance, archived_at, trust, source, written_by) = row
+    return Entry(
+        id=id_, l2_full=text(l2, "entries.l2_full"), l0_abstract=text(l0, "entries.l0_abstract"),
+        l1_overview=text(l1, "entries.l1_overview"), context_type=ContextType(ctype),
+        category=category, tags=data(tags),
+        scope=Scope(user_id=user_id, agent_id=agent_id, project_id=project_id, session_id=session_id),
+        role=role, actor=actor, confidence=confidence, content_hash=chash,
+        metadata=data(metadata), created_at=when(created), updated_at=when(updated),
+        valid_from=when(valid_from), invalid_at=when(invalid_at),
+        expires_at=when(expires_at), event_dates=data(event_dates),
+        flags=data(flags), superseded_by=superseded_by,
+        importance=0.5 if importance is None else importance, archived_at=when(archived_at),
+        trust=trust, source=source, written_by=written_by,
+    )
