@@ -9,16 +9,17 @@ text in SQLite, ``timestamptz`` and ``jsonb`` in PostgreSQL) and passes those co
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
 from ..lifecycle.importance import rule_importance
-from ..records import ContextType, Entry, Scope
+from ..records import ContextType, Entry, Message, Scope, Session
 from .base import default_trust
 
 __all__ = ["ENTRY_FIELDS", "HISTORY_FIELDS", "JSON_ENTRY_FIELDS", "MESSAGE_FIELDS", "PAGE", "SESSION_FIELDS",
-           "TIME_FIELDS", "complete_import_entry", "entry_from_row", "scope_key"]
+           "TIME_FIELDS", "complete_import_entry", "entry_from_row", "message_from_row", "new_entry_values", "scope_key",
+           "session_from_row"]
 
 PAGE = 500
 
@@ -82,6 +83,44 @@ def _same(value: Any) -> Any:
     return value
 
 
+def new_entry_values(row: Mapping[str, Any], entry_id: str, now: Any, *, json_value: Callable[[Any], Any],
+                     when: Callable[[Any], Any], text: Callable[[Any], Any] = _same) -> dict[str, Any]:
+    """The ``entries`` columns of a new entry from an ingest row, in the order both backends insert them.
+
+    ``now`` is the creation time in the backend's form; ``json_value``, ``when`` and ``text`` make a
+    JSON, time and text column value for the backend.
+    """
+    scope = Scope(row.get("user_id"), row.get("agent_id"), row.get("project_id"), row.get("session_id"))
+    return {
+        "id": entry_id,
+        "context_type": row.get("context_type", "memory"),
+        "category": row.get("category"),
+        "l0_abstract": text(row["l0_abstract"]),
+        "l1_overview": text(row["l1_overview"]),
+        "l2_full": text(row["l2_full"]),
+        "tags": json_value(list(row.get("tags") or [])),
+        "scope_level": scope.level.value,
+        "user_id": scope.user_id, "agent_id": scope.agent_id,
+        "project_id": scope.project_id, "session_id": scope.session_id,
+        "scope_key": scope_key(scope),
+        "role": row.get("role"), "actor": row.get("actor"),
+        "confidence": float(row.get("confidence", 1.0)),
+        "content_hash": row["content_hash"],
+        "dedup_key": row["content_hash"] if row.get("dedup", True) else f"{row['content_hash']}:{entry_id}",
+        "metadata": json_value(row.get("metadata") or {}),
+        "event_dates": json_value(list(row.get("event_dates") or [])),
+        "date_min": row.get("date_min"), "date_max": row.get("date_max"),
+        "flags": json_value(list(row.get("flags") or [])),
+        "subject_key": row.get("subject_key"), "importance": row.get("importance"),
+        "search_text": text(row["search_text"]), "search_context": text(row.get("search_context") or ""),
+        "created_at": now, "updated_at": now,
+        "valid_from": when(row.get("valid_from")),
+        "invalid_at": None,
+        "expires_at": when(row.get("expires_at")),
+        "trust": float(row.get("trust", 1.0)), "source": row.get("source"), "written_by": row.get("written_by"),
+    }
+
+
 def _text(value: Any, column: str) -> Any:
     return value
 
@@ -110,3 +149,22 @@ def entry_from_row(row: Any, *, data: Callable[[Any], Any] = _same,
         importance=0.5 if importance is None else importance, archived_at=when(archived_at),
         trust=trust, source=source, written_by=written_by,
     )
+
+
+def session_from_row(row: Any, *, data: Callable[[Any], Any] = _same,
+                     when: Callable[[Any], datetime | None] = _same) -> Session:
+    """A :class:`Session` from ``id, user_id, agent_id, project_id, metadata, created_at, updated_at,
+    committed_at, summary_entry_id`` (``data`` reads the JSON column, ``when`` a time column)."""
+    return Session(id=row[0], scope=Scope(row[1], row[2], row[3]), metadata=data(row[4]),
+                   created_at=when(row[5]), updated_at=when(row[6]),
+                   committed_at=when(row[7]), summary_entry_id=row[8])
+
+
+def message_from_row(row: Any, *, data: Callable[[Any], Any] = _same,
+                     when: Callable[[Any], datetime | None] = _same,
+                     text: Callable[[Any, str], str] = _text) -> Message:
+    """A :class:`Message` from ``id, session_id, seq, role, content, name, metadata, payload, status,
+    created_at, entry_id`` (converters as for :func:`entry_from_row`)."""
+    return Message(id=row[0], session_id=row[1], seq=row[2], role=row[3], content=text(row[4], "messages.content"),
+                   name=row[5], metadata=data(row[6]), payload=None if row[7] is None else data(row[7]),
+                   status=row[8], created_at=when(row[9]), entry_id=row[10])

@@ -10,6 +10,7 @@ from ...errors import MessageNotFound, SessionNotFound
 from ...records import Message, Provenance, Scope, Session
 from ..base import EntryFilter, utcnow
 from ..protocol import MessageRow
+from ..rows import message_from_row, session_from_row
 from .core import _aware, fetch_one, jsonb, mapped, text_in, text_out_required
 from .entries import EntriesMixin
 
@@ -23,12 +24,10 @@ class SessionsMixin(EntriesMixin):
     """``sessions``, ``messages``, ``entry_sources`` and ``session_entries``."""
 
     def _session(self, row: Any) -> Session:
-        return Session(id=row[0], scope=Scope(row[1], row[2], row[3]), metadata=row[4], created_at=row[5],
-                       updated_at=row[6], committed_at=row[7], summary_entry_id=row[8])
+        return session_from_row(row)
 
     def _message(self, row: Any) -> Message:
-        return Message(id=row[0], session_id=row[1], seq=row[2], role=row[3], content=text_out_required(row[4], "messages.content"), name=row[5],
-                       metadata=row[6], payload=row[7], status=row[8], created_at=row[9], entry_id=row[10])
+        return message_from_row(row, text=text_out_required)
 
     @mapped
     def ensure_session(self, session_id: str, scope: Scope, metadata: dict[str, Any] | None) -> tuple[Session, bool]:

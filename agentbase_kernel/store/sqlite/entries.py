@@ -11,6 +11,7 @@ from ...errors import DuplicateEntry, EntryNotFound, InvalidArgument
 from ...records import Entry, HistoryEvent, Scope
 from ..base import EntryFilter, iso, parse_iso, utcnow
 from ..protocol import EntryRow
+from ..rows import new_entry_values
 from .archive import set_archived
 from .core import ENTRY_COLS, SqliteCore, dumps, mapped, scope_key, select_in
 
@@ -23,37 +24,9 @@ class EntriesMixin(SqliteCore):
     @mapped
     def insert_entry(self, row: EntryRow, *, history: bool = True) -> tuple[Entry, bool]:
         """Insert, or return the live exact duplicate of the same scope: ``(entry, inserted)``."""
-        scope = Scope(row.get("user_id"), row.get("agent_id"), row.get("project_id"), row.get("session_id"))
         now = iso(row.get("created_at") or utcnow())
         entry_id = row.get("id") or str(uuid.uuid4())
-        values = {
-            "id": entry_id,
-            "context_type": row.get("context_type", "memory"),
-            "category": row.get("category"),
-            "l0_abstract": row["l0_abstract"],
-            "l1_overview": row["l1_overview"],
-            "l2_full": row["l2_full"],
-            "tags": dumps(list(row.get("tags") or [])),
-            "scope_level": scope.level.value,
-            "user_id": scope.user_id, "agent_id": scope.agent_id,
-            "project_id": scope.project_id, "session_id": scope.session_id,
-            "scope_key": scope_key(scope),
-            "role": row.get("role"), "actor": row.get("actor"),
-            "confidence": float(row.get("confidence", 1.0)),
-            "content_hash": row["content_hash"],
-            "dedup_key": row["content_hash"] if row.get("dedup", True) else f"{row['content_hash']}:{entry_id}",
-            "metadata": dumps(row.get("metadata") or {}),
-            "event_dates": dumps(list(row.get("event_dates") or [])),
-            "date_min": row.get("date_min"), "date_max": row.get("date_max"),
-            "flags": dumps(list(row.get("flags") or [])),
-            "subject_key": row.get("subject_key"), "importance": row.get("importance"),
-            "search_text": row["search_text"], "search_context": row.get("search_context") or "",
-            "created_at": now, "updated_at": now,
-            "valid_from": iso(row.get("valid_from")),
-            "invalid_at": None,
-            "expires_at": iso(row.get("expires_at")),
-            "trust": float(row.get("trust", 1.0)), "source": row.get("source"), "written_by": row.get("written_by"),
-        }
+        values = new_entry_values(row, entry_id, now, json_value=dumps, when=iso)
         cols = ", ".join(values)
         marks = ", ".join("?" * len(values))
         with self.conns.write() as conn:

@@ -11,6 +11,7 @@ from ...errors import MessageNotFound, SessionNotFound
 from ...records import Message, Provenance, Scope, Session
 from ..base import EntryFilter, iso, parse_iso, utcnow
 from ..protocol import MessageRow
+from ..rows import message_from_row, session_from_row
 from .core import dumps, mapped, select_in
 from .entries import EntriesMixin
 
@@ -21,9 +22,7 @@ class SessionsMixin(EntriesMixin):
     """``sessions``, ``messages``, ``entry_sources`` and ``session_entries``."""
 
     def _session(self, row: Any) -> Session:
-        return Session(id=row[0], scope=Scope(row[1], row[2], row[3]), metadata=json.loads(row[4]),
-                       created_at=parse_iso(row[5]), updated_at=parse_iso(row[6]),
-                       committed_at=parse_iso(row[7]), summary_entry_id=row[8])
+        return session_from_row(row, data=json.loads, when=parse_iso)
 
     _SESSION_COLS = "id, user_id, agent_id, project_id, metadata, created_at, updated_at, committed_at, summary_entry_id"
 
@@ -89,9 +88,7 @@ class SessionsMixin(EntriesMixin):
     _MSG_COLS = "id, session_id, seq, role, content, name, metadata, payload, status, created_at, entry_id"
 
     def _message(self, row: Any) -> Message:
-        return Message(id=row[0], session_id=row[1], seq=row[2], role=row[3], content=row[4], name=row[5],
-                       metadata=json.loads(row[6]), payload=json.loads(row[7]) if row[7] is not None else None,
-                       status=row[8], created_at=parse_iso(row[9]), entry_id=row[10])
+        return message_from_row(row, data=json.loads, when=parse_iso)
 
     @mapped
     def insert_message(self, session_id: str, row: MessageRow, position: int | None = None) -> Message:
