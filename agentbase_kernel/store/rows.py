@@ -18,7 +18,7 @@ from ..records import ContextType, Entry, Message, Scope, Session
 from .base import default_trust
 
 __all__ = ["ENTRY_FIELDS", "HISTORY_FIELDS", "JSON_ENTRY_FIELDS", "MESSAGE_FIELDS", "PAGE", "SESSION_FIELDS",
-           "TIME_FIELDS", "complete_import_entry", "entry_from_row", "message_from_row", "new_entry_values", "scope_key",
+           "TIME_FIELDS", "complete_import_entry", "export_entry_record", "entry_from_row", "message_from_row", "new_entry_values", "scope_key",
            "session_from_row"]
 
 PAGE = 500
@@ -77,6 +77,17 @@ def complete_import_entry(values: dict[str, Any], rec: dict[str, Any],
         values["trust"] = default_trust(values["role"])
     values["source"] = values["source"] or "import"
     return values
+
+
+def export_entry_record(rec: dict[str, Any], dedup: Any, history: Mapping[str, list[Any]],
+                        entities: Mapping[str, list[Any]], links: Mapping[str, list[list[Any]]]) -> dict[str, Any]:
+    """An exported entry record: its columns (``rec``, already as data) with its dedup flag, history
+    events, entities and entity links (sorted, so both backends write the same file)."""
+    rec["dedup"] = bool(dedup)
+    rec["history"] = history.get(rec["id"], [])
+    rec["entities"] = entities.get(rec["id"], [])
+    rec["entity_links"] = sorted(links.get(rec["id"], []))
+    return rec
 
 
 def _same(value: Any) -> Any:

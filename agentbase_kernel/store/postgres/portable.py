@@ -26,6 +26,7 @@ from ..rows import (
     SESSION_FIELDS,
     TIME_FIELDS,
     complete_import_entry,
+    export_entry_record,
 )
 from ..vectors import decode, encode
 from .core import PgCore, jsonb, mapped, storage_error, text_in, text_out
@@ -162,11 +163,7 @@ class PortableMixin(PgCore):
                 links.setdefault(entry_id, []).append([*pair, iso(at)])
             for row in rows:
                 rec = _out(dict(zip(ENTRY_FIELDS, row[1:-1])))
-                rec["dedup"] = bool(row[-1])
-                rec["history"] = history.get(rec["id"], [])
-                rec["entities"] = entities.get(rec["id"], [])
-                rec["entity_links"] = sorted(links.get(rec["id"], []))
-                yield "entry", rec
+                yield "entry", export_entry_record(rec, row[-1], history, entities, links)
             if len(rows) < PAGE:
                 return
 

@@ -25,6 +25,7 @@ from ..rows import (
     SESSION_FIELDS,
     TIME_FIELDS,
     complete_import_entry,
+    export_entry_record,
 )
 from .core import SqliteCore, dumps, loads, mapped
 
@@ -158,11 +159,7 @@ class PortableMixin(SqliteCore):
                 rec = dict(zip(ENTRY_FIELDS, row[1:-1]))
                 for name in JSON_ENTRY_FIELDS:
                     rec[name] = loads(rec[name])
-                rec["dedup"] = bool(row[-1])
-                rec["history"] = history.get(rec["id"], [])
-                rec["entities"] = entities.get(rec["id"], [])
-                rec["entity_links"] = sorted(links.get(rec["id"], []))
-                yield "entry", rec
+                yield "entry", export_entry_record(rec, row[-1], history, entities, links)
             if len(rows) < PAGE:
                 return
 
