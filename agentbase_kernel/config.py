@@ -102,6 +102,9 @@ class RetrievalConfig:
     latest_relevance: float = 0.7
     latest_same_topic: float = 0.1
     latest_pool: int = 30
+    # a later turn that announces a change ("switched", "moved", "instead": text/changes.py) may be
+    # lifted from down to this share of the best score (turns that only ask are never lifted)
+    latest_change_relevance: float = 0.6
     decompose: bool = False
     co_retrieval: bool = True
     co_retrieval_seeds: int = 3

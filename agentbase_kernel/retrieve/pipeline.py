@@ -232,11 +232,11 @@ class Retriever:
 
             pairs = latest_first(ordered, self.store.vectors_for({c.entry.content_hash for c in ordered}),  # type: ignore[union-attr]
                                  relevance=cfg.latest_relevance, same_topic=cfg.latest_same_topic,
-                                 pool=cfg.latest_pool)
+                                 pool=cfg.latest_pool, change_relevance=cfg.latest_change_relevance)
             ordered.sort(key=lambda c: (-c.fused * c.boost, c.rid))
             t = timer.step("latest_first", t, len(ordered), relevance=cfg.latest_relevance,
-                           same_topic=cfg.latest_same_topic,
-                           ranked_above=[{"later": a, "earlier": b} for a, b in pairs[:20]])
+                           same_topic=cfg.latest_same_topic, change_relevance=cfg.latest_change_relevance,
+                           ranked_above=[{"later": a, "earlier": b, "why": w} for a, b, w in pairs[:20]])
         if cfg.co_retrieval and ordered:
             ordered = self._co_retrieve(ordered, flt, cfg)
             t = timer.step("co_retrieval", t, len(ordered))

@@ -6,8 +6,12 @@ relevant enough to be an answer (a score within ``relevance`` of the best), a la
 speaker that talks about the same thing as an earlier one is ranked just above it. "The same thing"
 is the two turns' cosine after taking out what every candidate shares (the mean of their vectors:
 the speaker's name, the conversation's style), so two statements of one attribute pair up and a
-later turn on another topic does not. Nothing is removed: the earlier statement stays in the
-results just below, and ``as_of`` before the update makes it the latest again.
+later turn on another topic does not. A later turn that only asks ("What time should I aim for?")
+states no new value and is not lifted. A later turn that announces a change ("they switched me to
+amlodipine", ``text/changes.py``) may come from further down the candidates (``change_relevance``):
+the current value often shares few words with the question while the old one shares many. Nothing
+is removed: the earlier statement stays in the results just below, and ``as_of`` before the update
+makes it the latest again.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 import numpy as np
+
+from ..text.changes import announces_change, only_asks
 
 __all__ = ["latest_first"]
 
@@ -28,7 +34,7 @@ class _Ranked(Protocol):
 
 
 def latest_first(cands: Sequence[_Ranked], vectors: dict[str, np.ndarray], *, relevance: float,
-                 same_topic: float, pool: int) -> list[tuple[str, str]]:
+                 same_topic: float, pool: int, change_relevance: float | None = None) -> list[tuple[str, str, str]]:
     """Rank later statements of the same speaker and topic above earlier ones, in place.
 
     Args:
@@ -37,9 +43,12 @@ def latest_first(cands: Sequence[_Ranked], vectors: dict[str, np.ndarray], *, re
         relevance: An earlier statement counts when it scores at least this share of the best.
         same_topic: The least centred cosine between two statements of the same thing.
         pool: How many of the best candidates take part.
+        change_relevance: The share of the best a later statement that announces a change needs
+            (``None``: the same as ``relevance``).
 
     Returns:
-        ``(later entry id, earlier entry id)`` for each pair that was reordered.
+        ``(later entry id, earlier entry id, why)`` for each pair that was reordered; ``why`` is
+        ``"change:<word>"`` when the later statement announced a change, else ``"same_topic"``.
     """
     if not cands:
         return []
@@ -51,10 +60,17 @@ def latest_first(cands: Sequence[_Ranked], vectors: dict[str, np.ndarray], *, re
         return []
     mean = np.mean([vectors[c.entry.content_hash] for c in known], axis=0)
     floor = relevance * best
+    change_floor = (relevance if change_relevance is None else change_relevance) * best
     # extracted facts take part too: "Maya lives in Boston" is outranked by a later "we moved to Denver"
-    taking_part = [c for c in cands[:pool] if c.entry.content_hash in vectors and c.fused * c.boost >= floor
-                   and c.entry.created_at is not None]
+    taking_part = [c for c in cands[:pool] if c.entry.content_hash in vectors and c.entry.created_at is not None
+                   and c.fused * c.boost >= min(floor, change_floor)]
     taking_part.sort(key=lambda c: c.entry.created_at)
+    change = {id(c): announces_change(c.entry.l2_full) for c in taking_part}
+    # a later statement replaces an earlier one if it is relevant enough, or announces a change and
+    # is relevant enough for that; one that only asks replaces nothing
+    can_replace = {id(c): not only_asks(c.entry.l2_full)
+                   and (c.fused * c.boost >= floor or (change[id(c)] is not None and c.fused * c.boost >= change_floor))
+                   for c in taking_part}
     centred = {}
     for c in taking_part:
         v = vectors[c.entry.content_hash] - mean
@@ -62,9 +78,13 @@ def latest_first(cands: Sequence[_Ranked], vectors: dict[str, np.ndarray], *, re
     # an earlier statement lifts a later one by its own relevance, not by a lift it got itself: else
     # one loosely related turn would start a chain that ends at the newest turn of all
     relevant = {id(c): c.fused * c.boost for c in taking_part}
-    pairs: list[tuple[str, str]] = []
+    pairs: list[tuple[str, str, str]] = []
     for i, later in enumerate(taking_part):
+        if not can_replace[id(later)]:
+            continue
         for earlier in taking_part[:i]:
+            if relevant[id(earlier)] < floor:
+                continue
             if earlier.entry.created_at >= later.entry.created_at or earlier.entry.actor != later.entry.actor:
                 continue
             if float(centred[id(earlier)] @ centred[id(later)]) < same_topic:
@@ -73,7 +93,8 @@ def latest_first(cands: Sequence[_Ranked], vectors: dict[str, np.ndarray], *, re
             above = relevant[id(earlier)] * 1.001 * (1 + 1e-6 * i)
             if later.fused * later.boost < above and later.fused > 0:
                 later.boost = above / later.fused
-                pairs.append((later.entry.id, earlier.entry.id))
+                pairs.append((later.entry.id, earlier.entry.id,
+                              f"change:{change[id(later)]}" if change[id(later)] else "same_topic"))
                 if "latest_first" not in later.matched_by:
                     later.matched_by.append("latest_first")
                 if "superseded_later" not in earlier.matched_by:
