@@ -7,9 +7,13 @@ the update makes it the answer again, and the trace names the step that reordere
 
 from dataclasses import replace
 from datetime import UTC, datetime
+from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
+from agentbase_kernel.retrieve.updates import latest_first
+from agentbase_kernel.text.changes import announces_change, only_asks
 from agentbase_kernel.text.intent import asks_about_self, asks_current
 
 JAN = datetime(2024, 1, 10, 9, 0, tzinfo=UTC)
@@ -173,3 +177,108 @@ def test_words_no_single_memory_shares_shift_weight_to_the_cosine(kernel):
     assert alone["missed_terms"] == [] and cfg.score_vector_weight < alone["vector_weight"] < scattered["vector_weight"]
     together = fused(kernel.find("new lamp for the home office", user_id="u"))
     assert together["vector_weight"] == cfg.score_vector_weight and together["missed_terms"] == []
+
+
+@pytest.fixture
+def switched(real_db):
+    kernel = real_db.sync
+    _session(kernel, "s1", JAN, [
+        ("user", "My doctor put me on a blood pressure medication, lisinopril, at a dose of 10 milligrams once a day."),
+        ("assistant", "A simple paper log works well: date, time, both numbers, and how you felt."),
+    ])
+    _session(kernel, "s2", MAR, [
+        ("user", "My blood pressure readings were high all week, around 150 over 95."),
+        ("assistant", "Keep logging them and bring the log to your next appointment."),
+    ])
+    _session(kernel, "s3", MAY, [
+        ("user", "I called the clinic. They switched me to amlodipine, 5 milligrams, starting today."),
+        ("assistant", "Noted. Ankle swelling is a common side effect, so mention it if you see any."),
+        ("user", "Should I take my blood pressure medication in the morning or at night?"),
+    ])
+    return kernel
+
+
+def test_a_switch_outranks_the_old_dose_and_the_trace_names_the_change(switched):
+    result = switched.find("What blood pressure medication dose is my doctor giving me now?", user_id="maya",
+                           reference_time=MAY)
+    texts = [h.entry.l2_full for h in result]
+    new = next(i for i, t in enumerate(texts) if "amlodipine" in t)
+    old = next(i for i, t in enumerate(texts) if "lisinopril" in t)
+    assert new < old
+    step = next(s for s in result.trace.steps if s.name == "latest_first")
+    pair = next(p for p in step.params["ranked_above"] if p["later"] == result.hits[new].entry.id)
+    assert pair == {"later": result.hits[new].entry.id, "earlier": result.hits[old].entry.id, "why": "change:switched"}
+    # the later question about the same medication states nothing: it is never lifted
+    asked = next(h.entry.id for h in result if h.entry.l2_full.startswith("Should I take"))
+    assert all(p["later"] != asked for p in step.params["ranked_above"])
+
+
+def _cand(name, score, when, vector, said):
+    entry = SimpleNamespace(id=name, content_hash=name, created_at=when, actor="Derek", l2_full=said)
+    return SimpleNamespace(entry=entry, fused=score, boost=1.0, matched_by=[])
+
+
+def _scored(cands):
+    return [c.entry.id for c in sorted(cands, key=lambda c: -c.fused * c.boost)]
+
+
+def _candidates(later_score, later_text):
+    topic, other = np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0])
+    cands = [
+        _cand("old", 1.0, JAN, topic + 0.1 * other, "He started me on lisinopril, 10 milligrams."),
+        _cand("elsewhere", 0.95, MAR, other, "The garden needs weeding this weekend."),
+        _cand("later", later_score, MAY, topic, later_text),
+        _cand("filler", 0.3, MAR, -topic, "Pottery class was fun."),
+    ]
+    return cands, {c.entry.content_hash: v for c, v in zip(cands, (topic + 0.1 * other, other, topic, -topic))}
+
+
+@pytest.mark.parametrize(("later_score", "later_text", "lifted", "why"), [
+    # relevant enough on its own: lifted, whatever it says
+    (0.8, "Amlodipine 5 mg from today.", True, "same_topic"),
+    # less relevant: lifted only because it announces a change
+    (0.65, "They switched me to amlodipine, 5 mg.", True, "change:switched"),
+    (0.65, "Amlodipine 5 mg from today.", False, None),
+    # below the change floor too
+    (0.5, "They switched me to amlodipine, 5 mg.", False, None),
+    # a question states no value, however relevant
+    (0.9, "Should I switch to amlodipine?", False, None),
+])
+def test_latest_first_lifts_a_later_statement_by_relevance_or_an_announced_change(later_score, later_text, lifted,
+                                                                                   why):
+    cands, vectors = _candidates(later_score, later_text)
+    pairs = latest_first(_scored_cands(cands), vectors, relevance=0.7, same_topic=0.1, pool=30, change_relevance=0.6)
+    assert (_scored(cands)[0] == "later") is lifted
+    assert pairs == ([("later", "old", why)] if lifted else [])
+
+
+def test_without_a_lower_floor_for_changes_the_switch_stays_below(kernel):
+    cands, vectors = _candidates(0.65, "They switched me to amlodipine, 5 mg.")
+    assert latest_first(_scored_cands(cands), vectors, relevance=0.7, same_topic=0.1, pool=30) == []
+    assert _scored(cands)[0] == "old"
+
+
+def _scored_cands(cands):
+    return sorted(cands, key=lambda c: -c.fused * c.boost)
+
+
+@pytest.mark.parametrize(("text", "word"), [
+    ("I called. They switched me to amlodipine, 5 mg.", "switched"),
+    ("(8:05 am on 22 October, 2024) Sofia: they offered Lakeside Hall instead, so we said yes.", "instead"),
+    ("We moved to Denver last month.", "moved"),
+    ("I don't drink coffee anymore.", "anymore"),
+    ("My score went up to 725. What rate should I expect?", "went up"),
+    ("Should I change my goal?", None),
+    ("Nia is smiling now, and we got a new car seat.", None),
+])
+def test_announces_change(text, word):
+    assert announces_change(text) == word
+
+
+@pytest.mark.parametrize(("text", "asks"), [
+    ("Any first project ideas?", True),
+    ("What rate should I expect? My score went up to 725.", False),
+    ("We moved last week.", False),
+])
+def test_only_asks(text, asks):
+    assert only_asks(text) is asks
