@@ -232,7 +232,8 @@ class Retriever:
 
             pairs = latest_first(ordered, self.store.vectors_for({c.entry.content_hash for c in ordered}),  # type: ignore[union-attr]
                                  relevance=cfg.latest_relevance, same_topic=cfg.latest_same_topic,
-                                 pool=cfg.latest_pool, change_relevance=cfg.latest_change_relevance)
+                                 pool=cfg.latest_pool, change_relevance=cfg.latest_change_relevance,
+                                 about_asker=intent_mod.asks_about_self(query))
             ordered.sort(key=lambda c: (-c.fused * c.boost, c.rid))
             t = timer.step("latest_first", t, len(ordered), relevance=cfg.latest_relevance,
                            same_topic=cfg.latest_same_topic, change_relevance=cfg.latest_change_relevance,

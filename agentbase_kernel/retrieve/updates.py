@@ -7,11 +7,12 @@ speaker that talks about the same thing as an earlier one is ranked just above i
 is the two turns' cosine after taking out what every candidate shares (the mean of their vectors:
 the speaker's name, the conversation's style), so two statements of one attribute pair up and a
 later turn on another topic does not. A later turn that only asks ("What time should I aim for?")
-states no new value and is not lifted. A later turn that announces a change ("they switched me to
-amlodipine", ``text/changes.py``) may come from further down the candidates (``change_relevance``):
-the current value often shares few words with the question while the old one shares many. Nothing
-is removed: the earlier statement stays in the results just below, and ``as_of`` before the update
-makes it the latest again.
+states no new value and is not lifted; nor, when the question asks about the asker, is a later turn
+about someone else ("She spends $600 a month") unless it announces a change. A later turn that
+announces a change ("they switched me to amlodipine", ``text/changes.py``) may come from further
+down the candidates (``change_relevance``): the current value often shares few words with the
+question while the old one shares many. Nothing is removed: the earlier statement stays in the
+results just below, and ``as_of`` before the update makes it the latest again.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..text.changes import announces_change, only_asks
+from ..text.changes import about_someone_else, announces_change, only_asks
 
 __all__ = ["latest_first"]
 
@@ -34,7 +35,8 @@ class _Ranked(Protocol):
 
 
 def latest_first(cands: Sequence[_Ranked], vectors: dict[str, np.ndarray], *, relevance: float,
-                 same_topic: float, pool: int, change_relevance: float | None = None) -> list[tuple[str, str, str]]:
+                 same_topic: float, pool: int, change_relevance: float | None = None,
+                 about_asker: bool = False) -> list[tuple[str, str, str]]:
     """Rank later statements of the same speaker and topic above earlier ones, in place.
 
     Args:
@@ -45,6 +47,8 @@ def latest_first(cands: Sequence[_Ranked], vectors: dict[str, np.ndarray], *, re
         pool: How many of the best candidates take part.
         change_relevance: The share of the best a later statement that announces a change needs
             (``None``: the same as ``relevance``).
+        about_asker: The question asks about the asker ("What's my rent now?"); then a later
+            statement about someone else (he / she, no I / we) is lifted only if it announces a change.
 
     Returns:
         ``(later entry id, earlier entry id, why)`` for each pair that was reordered; ``why`` is
@@ -71,6 +75,12 @@ def latest_first(cands: Sequence[_Ranked], vectors: dict[str, np.ndarray], *, re
     can_replace = {id(c): not only_asks(c.entry.l2_full)
                    and (c.fused * c.boost >= floor or (change[id(c)] is not None and c.fused * c.boost >= change_floor))
                    for c in taking_part}
+    if about_asker:
+        # "What was our grocery spend?" asks for the asker's value: "She spends $600 a month" (a
+        # friend's) replaces nothing, unless it reports a change ("She increased my dose")
+        for c in taking_part:
+            if change[id(c)] is None and about_someone_else(c.entry.l2_full):
+                can_replace[id(c)] = False
     centred = {}
     for c in taking_part:
         v = vectors[c.entry.content_hash] - mean

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from agentbase_kernel.retrieve.updates import latest_first
-from agentbase_kernel.text.changes import announces_change, only_asks
+from agentbase_kernel.text.changes import about_someone_else, announces_change, only_asks
 from agentbase_kernel.text.intent import asks_about_self, asks_current
 
 JAN = datetime(2024, 1, 10, 9, 0, tzinfo=UTC)
@@ -252,7 +252,23 @@ def test_latest_first_lifts_a_later_statement_by_relevance_or_an_announced_chang
     assert pairs == ([("later", "old", why)] if lifted else [])
 
 
-def test_without_a_lower_floor_for_changes_the_switch_stays_below(kernel):
+@pytest.mark.parametrize(("later_text", "about_asker", "lifted"), [
+    # a friend's value does not replace the asker's own
+    ("Joanne says it's cheaper there. She spends $600 a month.", True, False),
+    # unless it reports a change made to the asker's ("She increased it")
+    ("She increased it to 20 mg.", True, True),
+    # a question about someone else (the dog, a colleague) takes their statements as they are
+    ("Joanne says it's cheaper there. She spends $600 a month.", False, True),
+    ("She told me I'm on 20 mg now.", True, True),
+])
+def test_a_statement_about_someone_else_does_not_replace_the_askers_value(later_text, about_asker, lifted):
+    cands, vectors = _candidates(0.8, later_text)
+    latest_first(_scored_cands(cands), vectors, relevance=0.7, same_topic=0.1, pool=30, change_relevance=0.6,
+                 about_asker=about_asker)
+    assert (_scored(cands)[0] == "later") is lifted
+
+
+def test_without_a_lower_floor_for_changes_the_switch_stays_below():
     cands, vectors = _candidates(0.65, "They switched me to amlodipine, 5 mg.")
     assert latest_first(_scored_cands(cands), vectors, relevance=0.7, same_topic=0.1, pool=30) == []
     assert _scored(cands)[0] == "old"
@@ -273,6 +289,16 @@ def _scored_cands(cands):
 ])
 def test_announces_change(text, word):
     assert announces_change(text) == word
+
+
+@pytest.mark.parametrize(("text", "other"), [
+    ("Joanne says groceries are cheaper there. She spends $600 a month.", True),
+    ("His doctor put him on losartan.", True),
+    ("She increased my metformin, so I take 1000 mg now.", False),
+    ("We moved last week.", False),
+])
+def test_about_someone_else(text, other):
+    assert about_someone_else(text) is other
 
 
 @pytest.mark.parametrize(("text", "asks"), [
