@@ -73,6 +73,15 @@ class RetrievalConfig:
     # the cosine of a turn read together with the turns around it in its session (their vectors'
     # sum: no extra model call) weighs this much against the turn's own cosine
     context_vector_weight: float = 0.5
+    # an assistant's reply to a user's question (the turn just before it, a candidate too) scores at
+    # least this much of the question's cosine (0: off)
+    reply_question_cosine: float = 0.9
+    # when the best keyword matches lack at least dense_quota_missed of the query's words, the
+    # dense_quota entries nearest by cosine are each guaranteed a rank within dense_quota_depth
+    # (0: off; measured on both dev sets, docs/retrieval.md "Fourth round (b)")
+    dense_quota: int = 0
+    dense_quota_missed: float = 0.5
+    dense_quota_depth: int = 10
     rrf_k: float = 60.0
     # the RRF legs' weights: MiniLM alone finds far less than BM25 on conversations
     fts_weight: float = 0.85
