@@ -149,7 +149,7 @@ class Retriever:
                 terms = tokenize.query_terms(sub)
                 if not terms:
                     continue
-                if i == 0 and cfg.fusion == "score" and cfg.unseen_vector_shift:
+                if i == 0 and cfg.fusion == "score" and (cfg.unseen_vector_shift or cfg.missed_words or cfg.dense_quota):
                     # the per-term rankings are cached, so asking for each term alone costs a lookup;
                     # dates ("in July 2023") are matched as a window, not as words, so they do not count
                     worded = [term for term in terms if not dates_mod.is_date_word(term)]
