@@ -257,7 +257,8 @@ class Retriever:
         if "multi_session" in intents:
             ordered = self._spread_sessions(ordered)
 
-        if cfg.dense_quota and legs.get("vector") and holding and lacked_share >= cfg.dense_quota_missed:
+        if (cfg.dense_quota and legs.get("vector") and holding and lacked_share >= cfg.dense_quota_missed
+                and (not cfg.dense_quota_self_only or intent_mod.asks_about_self(query))):
             moved = _dense_quota(ordered, legs["vector"], cfg.dense_quota, min(cfg.dense_quota_depth, want),
                                  cfg.dense_quota_depth)
             t = timer.step("dense_quota", t, len(ordered), lacked_share=round(lacked_share, 3),
@@ -394,9 +395,10 @@ class Retriever:
                 c.matched_by.append(how)
 
     def _self_boost(self, cands: dict[int, _Candidate], cfg: RetrievalConfig) -> None:
-        """A first-person question ("what's my rent?") is about what the user said: their turns rank up."""
+        """A first-person question ("what's my rent?") is about what the user said: their turns rank up,
+        and so do the assistant's replies to the user's own questions (the exchange the user started)."""
         for c in cands.values():
-            if c.entry is not None and c.entry.role == "user":
+            if c.entry is not None and (c.entry.role == "user" or (cfg.self_boost_replies and "answers_question" in c.matched_by)):
                 c.boost *= cfg.self_boost
                 c.matched_by.append("self_boost")
 
@@ -569,7 +571,8 @@ def _dense_quota(ordered: list[_Candidate], nearest: list[int], quota: int, wind
                  depth: int) -> list[_Candidate]:
     """Give the cosine's best few a place in the head of the ranking; returns those it moved.
 
-    When the best keyword matches lack most of the question's words, fusion still lets BM25's
+    When the best keyword matches of a question about the asker ("what does the nonprofit pay
+    me?": no name anchors the keywords) lack most of its words, fusion still lets BM25's
     incidental matches (one shared word each) fill the head, and the turn plain vectors rank
     first can end up 11th. The ``quota`` nearest entries are each guaranteed a rank within
     ``depth`` (scaled down for a shorter ``window``), placed at its end in their cosine order;

@@ -38,6 +38,10 @@ def test_a_reply_is_scored_with_the_question_it_answers(snacks):
     assert reply.score > plain.hits[_rank(plain, SNACKS)].score
     assert _rank(lifted, SNACKS) <= _rank(plain, SNACKS)
     assert all("answers_question" not in h.matched_by for h in plain.hits)
+    # a question about the asker: the reply to their own question ranks up with their turns
+    assert "self_boost" in reply.matched_by
+    unboosted = snacks.find(QUESTION, user_id="u", top_k=6, config=replace(cfg, self_boost_replies=False))
+    assert "self_boost" not in unboosted.hits[_rank(unboosted, SNACKS)].matched_by
 
 
 def test_a_reply_to_a_statement_is_not_lifted(snacks):
@@ -55,7 +59,7 @@ def test_dense_quota_places_the_nearest_turns_in_the_head(kernel):
     kernel.add_messages("w", [{"role": "user", "content": "garden fence paint"}], user_id="u")
     # keyword-led fusion, so the cosine's favourite is not first on its own
     cfg = replace(kernel.config.retrieval, co_retrieval=False, score_vector_weight=0.1, unseen_vector_shift=0.0,
-                  missed_words=False, dense_quota=1, dense_quota_missed=0.0)
+                  missed_words=False, dense_quota=1, dense_quota_missed=0.0, dense_quota_self_only=False)
     query = "garden fence paint gate"
     off = [h.entry.id for h in kernel.find(query, user_id="u", top_k=20, config=replace(cfg, dense_quota=0))]
     nearest = kernel.find(query, user_id="u", top_k=1, config=replace(cfg, fts=False, dense_quota=0)).hits[0].entry.id
@@ -76,6 +80,20 @@ def test_dense_quota_waits_for_the_keyword_matches_to_lack_words(kernel):
         kernel.add_messages(f"k{n}", [{"role": "user", "content": f"the garden fence number {n} needs paint"}],
                             user_id="u")
     cfg = replace(kernel.config.retrieval, dense_quota=2, dense_quota_missed=0.5)
-    covered = kernel.find("garden fence paint", user_id="u", config=cfg)
+    covered = kernel.find("should I paint my garden fence", user_id="u", config=cfg)
     assert "dense_quota" not in [s.name for s in covered.trace.steps]
-    assert kernel.config.retrieval.dense_quota == 0  # off by default: it cost LoCoMo more than it bought
+    lacking = kernel.find("should I paint my garden gate blue or grey", user_id="u", config=cfg)
+    assert next(s for s in lacking.trace.steps if s.name == "dense_quota").params["lacked_share"] >= 0.5
+
+
+def test_dense_quota_is_for_questions_about_the_asker(kernel):
+    """A question about a named person is anchored by the name; only one about the asker gets the quota."""
+    for n in range(4):
+        kernel.add_messages(f"k{n}", [{"role": "user", "content": f"the garden fence number {n} needs paint"}],
+                            user_id="u")
+    cfg = kernel.config.retrieval
+    assert cfg.dense_quota > 0 and cfg.dense_quota_self_only
+    theirs = kernel.find("which colour will Maria choose for the garden gate", user_id="u")
+    assert "dense_quota" not in [s.name for s in theirs.trace.steps]
+    mine = kernel.find("which colour should I choose for my garden gate", user_id="u")
+    assert "dense_quota" in [s.name for s in mine.trace.steps]
