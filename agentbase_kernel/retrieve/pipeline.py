@@ -2,7 +2,7 @@
 
     query -> normalise -> intents + date window -> decomposition -> recall legs (FTS5 BM25,
     vectors) -> fusion (score fusion by default, or RRF) -> NER boost -> intent strategies
-    -> first-person boost -> latest first -> session co-retrieval -> heuristic rerank
+    -> first-person boost -> latest first -> session co-retrieval -> heuristic rerank -> dense quota
     -> level + token budget -> trace
 
 Each step can be switched off in ``RetrievalConfig``; the LoCoMo benchmark

@@ -22,19 +22,25 @@ CONFIGS = {
     "fixed vector weight 0.5 (no unseen-word shift)": {"unseen_vector_shift": 0.0},
     "context cosine 0.75 (previous default)": {"context_vector_weight": 0.75},
     "no missed words (the defaults before the third round)": {"missed_words": False},
-    "no reply read with its question (the defaults before round 4b)": {"reply_question_cosine": 0.0},
-    "first-round defaults (all six off)": {"latest_first": False, "self_boost": 1.0, "unseen_vector_shift": 0.0,
-                                           "context_vector_weight": 0.75, "missed_words": False,
-                                           "reply_question_cosine": 0.0},
+    "no reply read with its question": {"reply_question_cosine": 0.0},
+    "no self boost for replies to the user's questions": {"self_boost_replies": False},
+    "no dense quota": {"dense_quota": 0},
+    "third-round defaults (the three steps of round 4b off)": {"reply_question_cosine": 0.0,
+                                                               "self_boost_replies": False, "dense_quota": 0},
+    "first-round defaults (all eight off)": {"latest_first": False, "self_boost": 1.0, "unseen_vector_shift": 0.0,
+                                             "context_vector_weight": 0.75, "missed_words": False,
+                                             "reply_question_cosine": 0.0, "self_boost_replies": False,
+                                             "dense_quota": 0},
 }
-# "Fourth round (b): paraphrase": the step adopted and the dense quota variants tried
+# "Fourth round (b): paraphrase": the steps adopted and the dense quota variants tried
 FOURTH_B = {
     "default": {},
-    "no reply read with its question (third-round defaults)": {"reply_question_cosine": 0.0},
-    "+ dense quota 3, when the best keyword match lacks >= 50% of the words": {"dense_quota": 3},
-    "+ dense quota 3, always": {"dense_quota": 3, "dense_quota_missed": 0.0},
-    "+ dense quota 2, when it lacks >= 50%": {"dense_quota": 2},
-    "+ dense quota 4, when it lacks >= 50%": {"dense_quota": 4},
+    "third-round defaults": {"reply_question_cosine": 0.0, "self_boost_replies": False, "dense_quota": 0},
+    "+ reply read with its question": {"self_boost_replies": False, "dense_quota": 0},
+    "+ self boost for replies to the user's questions": {"dense_quota": 0},
+    "dense quota for every question, not only first-person ones": {"dense_quota_self_only": False},
+    "dense quota 2 (first-person)": {"dense_quota": 2},
+    "dense quota 4 (first-person)": {"dense_quota": 4},
 }
 KINDS = ["knowledge-update", "preference", "aggregation", "multi-session", "temporal", "single-session-user",
          "single-session-assistant", "paraphrase"]
