@@ -73,6 +73,16 @@ class RetrievalConfig:
     # the cosine of a turn read together with the turns around it in its session (their vectors'
     # sum: no extra model call) weighs this much against the turn's own cosine
     context_vector_weight: float = 0.5
+    # an assistant's reply to a user's question (the turn just before it, a candidate too) scores at
+    # least this much of the question's cosine (0: off)
+    reply_question_cosine: float = 0.9
+    # a first-person question (dense_quota_self_only) whose best keyword matches lack at least
+    # dense_quota_missed of its words: the dense_quota entries nearest by cosine are each guaranteed
+    # a rank within dense_quota_depth (0: off; docs/retrieval.md "Fourth round (b)")
+    dense_quota: int = 3
+    dense_quota_missed: float = 0.5
+    dense_quota_depth: int = 10
+    dense_quota_self_only: bool = True
     rrf_k: float = 60.0
     # the RRF legs' weights: MiniLM alone finds far less than BM25 on conversations
     fts_weight: float = 0.85
@@ -95,6 +105,8 @@ class RetrievalConfig:
     # a first-person question ("what's my rent?", not "what did you suggest?") is about what the
     # user said: the user's turns weigh this much more (docs/retrieval.md, assistant dev set)
     self_boost: float = 1.3
+    # ... and so do the assistant's replies to the user's own questions (labelled answers_question)
+    self_boost_replies: bool = True
     # a question about how things stand now ("who is my manager?", "... these days?"): among the
     # candidates within latest_relevance of the best, a later turn by the same speaker on the same
     # topic (centred cosine >= latest_same_topic) ranks just above the earlier one

@@ -2,7 +2,7 @@
 
     query -> normalise -> intents + date window -> decomposition -> recall legs (FTS5 BM25,
     vectors) -> fusion (score fusion by default, or RRF) -> NER boost -> intent strategies
-    -> first-person boost -> latest first -> session co-retrieval -> heuristic rerank
+    -> first-person boost -> latest first -> session co-retrieval -> heuristic rerank -> dense quota
     -> level + token budget -> trace
 
 Each step can be switched off in ``RetrievalConfig``; the LoCoMo benchmark
@@ -149,7 +149,7 @@ class Retriever:
                 terms = tokenize.query_terms(sub)
                 if not terms:
                     continue
-                if i == 0 and cfg.fusion == "score" and cfg.unseen_vector_shift:
+                if i == 0 and cfg.fusion == "score" and (cfg.unseen_vector_shift or cfg.missed_words or cfg.dense_quota):
                     # the per-term rankings are cached, so asking for each term alone costs a lookup;
                     # dates ("in July 2023") are matched as a window, not as words, so they do not count
                     worded = [term for term in terms if not dates_mod.is_date_word(term)]
@@ -201,12 +201,13 @@ class Retriever:
             for c in cands.values():
                 if c.entry is not None and c.entry.metadata.get("derived") == "fact":
                     c.boost *= cfg.derived_weight
+        lacked_share = 0.0
         if cfg.fusion == "score":
             worded_terms = [term for term in tokenize.query_terms(normalized) if not dates_mod.is_date_word(term)]
             # words the best keyword match lacks count as unseen when it lacks most of them
-            missed = _words_missed(bm25, holding) if cfg.missed_words and holding else []
-            if len(missed) < cfg.missed_words_share * len(holding):
-                missed = []
+            lacked = _words_missed(bm25, holding) if holding else []
+            lacked_share = len(lacked) / len(holding) if holding else 0.0
+            missed = lacked if cfg.missed_words and lacked_share >= cfg.missed_words_share else []
             vector_weight = _vector_weight(cfg, max(len(unseen), len(missed)), len(worded_terms))
             self._score_fusion(cands, bm25, similarity, qvec, cfg, vector_weight)
             t = timer.step("fuse_scores", t, len(cands), vector_weight=round(vector_weight, 3),
@@ -256,6 +257,13 @@ class Retriever:
 
         if "multi_session" in intents:
             ordered = self._spread_sessions(ordered)
+
+        if (cfg.dense_quota and legs.get("vector") and holding and lacked_share >= cfg.dense_quota_missed
+                and (not cfg.dense_quota_self_only or intent_mod.asks_about_self(query))):
+            moved = _dense_quota(ordered, legs["vector"], cfg.dense_quota, min(cfg.dense_quota_depth, want),
+                                 cfg.dense_quota_depth)
+            t = timer.step("dense_quota", t, len(ordered), lacked_share=round(lacked_share, 3),
+                           placed=[c.entry.id for c in moved if c.entry is not None])
 
         hits = [Hit(entry=c.entry, score=round(c.final, 6), matched_by=sorted(set(c.matched_by)),  # type: ignore[arg-type]
                     similarity=round(similarity[c.rid], 6) if c.rid in similarity else None)
@@ -314,7 +322,8 @@ class Retriever:
         """
         c_weight = cfg.context_vector_weight
         own_hash = {rid: c.entry.content_hash for rid, c in cands.items() if c.entry is not None}
-        around = self.store.neighbour_turn_hashes(list(cands)) if c_weight else {}
+        replies = cfg.reply_question_cosine
+        around = self.store.neighbour_turn_hashes(list(cands)) if c_weight or replies else {}
         vectors = self.store.vectors_for({*own_hash.values(), *(h for pair in around.values() for h in pair if h)})
         rids = [rid for rid, h in own_hash.items() if h in vectors]
         if not rids:
@@ -323,6 +332,8 @@ class Retriever:
         own_cos = own @ qvec
         for rid, value in zip(rids, own_cos.tolist()):
             similarity.setdefault(rid, value)
+        if replies:
+            own_cos = _answers_read_with_question(cands, rids, own_cos, around, vectors, qvec, replies)
         if not around:
             return dict(zip(rids, own_cos.tolist()))
         summed = own.copy()
@@ -385,9 +396,10 @@ class Retriever:
                 c.matched_by.append(how)
 
     def _self_boost(self, cands: dict[int, _Candidate], cfg: RetrievalConfig) -> None:
-        """A first-person question ("what's my rent?") is about what the user said: their turns rank up."""
+        """A first-person question ("what's my rent?") is about what the user said: their turns rank up,
+        and so do the assistant's replies to the user's own questions (the exchange the user started)."""
         for c in cands.values():
-            if c.entry is not None and c.entry.role == "user":
+            if c.entry is not None and (c.entry.role == "user" or (cfg.self_boost_replies and "answers_question" in c.matched_by)):
                 c.boost *= cfg.self_boost
                 c.matched_by.append("self_boost")
 
@@ -528,6 +540,64 @@ def _words_missed(bm25: dict[int, float], holding: dict[str, set[int]]) -> list[
     covering = max(best, key=lambda rid: sum(rid in rids for rids in holding.values()))
     # a word in more memories than were read is common: it is not the one the question lacks
     return [term for term, rids in holding.items() if covering not in rids and len(rids) < _TERM_ROWS]
+
+
+def _answers_read_with_question(cands: dict[int, _Candidate], rids: list[int], own_cos: np.ndarray,
+                                 around: dict[int, tuple[str | None, str | None]], vectors: dict[str, Any],
+                                 qvec: np.ndarray, factor: float) -> np.ndarray:
+    """An assistant's reply to the user's question scores at least ``factor`` times that question's cosine.
+
+    A question is often asked again in the words the user first asked it, while the answer is in
+    the reply ("what can I munch on mid-afternoon?" finds "what can I snack on at 4 pm?", not the
+    list of snacks that follows it). Only a reply whose previous turn is a user turn with a
+    question mark among the candidates counts: one exchange, read as one. A lifted reply is
+    labelled ``answers_question``.
+    """
+    asked = {c.entry.content_hash for c in cands.values()
+             if c.entry is not None and c.entry.role == "user" and "?" in c.entry.l2_full}
+    out = own_cos.copy()
+    for i, rid in enumerate(rids):
+        entry = cands[rid].entry
+        before = around.get(rid, (None, None))[0]
+        if entry is None or entry.role != "assistant" or before not in asked or before not in vectors:
+            continue
+        lifted = factor * float(vectors[before] @ qvec)
+        if lifted > out[i]:
+            out[i] = lifted
+            cands[rid].matched_by.append("answers_question")
+    return out
+
+
+def _dense_quota(ordered: list[_Candidate], nearest: list[int], quota: int, window: int,
+                 depth: int) -> list[_Candidate]:
+    """Give the cosine's best few a place in the head of the ranking; returns those it moved.
+
+    When the best keyword matches of a question about the asker ("what does the nonprofit pay
+    me?": no name anchors the keywords) lack most of its words, fusion still lets BM25's
+    incidental matches (one shared word each) fill the head, and the turn plain vectors rank
+    first can end up 11th. The ``quota`` nearest entries are each guaranteed a rank within
+    ``depth`` (scaled down for a shorter ``window``), placed at its end in their cosine order;
+    the hits they pass keep their order just below. A placed hit's score ties the one above it,
+    so a caller re-sorting by score keeps the order.
+    """
+    slots = quota * window // depth
+    if slots <= 0:
+        return []
+    head = {id(c) for c in ordered[:window]}
+    by_rid = {c.rid: c for c in ordered}
+    moved = [by_rid[rid] for rid in nearest[:quota] if rid in by_rid and id(by_rid[rid]) not in head][:slots]
+    if not moved:
+        return []
+    placed = {id(c) for c in moved}
+    rest = [c for c in ordered if id(c) not in placed]
+    at = window - len(moved)
+    above = rest[at - 1] if at > 0 else rest[0] if rest else None
+    ordered[:] = rest[:at] + moved + rest[at:]
+    for c in moved:
+        if above is not None:
+            c.final = max(c.final, above.final)
+        c.matched_by.append("dense_quota")
+    return moved
 
 
 def _overlaps(value: str, start: Any, end: Any) -> bool:

@@ -1,6 +1,6 @@
 """Markdown rows for docs/retrieval.md: the kernel's own ``find`` on both dev sets, one row per configuration.
 
-    python tools/tuning/table.py /tmp/tune/assistant.db /tmp/tune/locomo.db
+    python tools/tuning/table.py /tmp/tune/assistant.db /tmp/tune/locomo.db [fourth-b]
 
 Both files are made by ``harness.py ingest`` (main's benchmark ingest: session API, speaker, date).
 """
@@ -22,14 +22,31 @@ CONFIGS = {
     "fixed vector weight 0.5 (no unseen-word shift)": {"unseen_vector_shift": 0.0},
     "context cosine 0.75 (previous default)": {"context_vector_weight": 0.75},
     "no missed words (the defaults before the third round)": {"missed_words": False},
-    "first-round defaults (all five off)": {"latest_first": False, "self_boost": 1.0, "unseen_vector_shift": 0.0,
-                                            "context_vector_weight": 0.75, "missed_words": False},
+    "no reply read with its question": {"reply_question_cosine": 0.0},
+    "no self boost for replies to the user's questions": {"self_boost_replies": False},
+    "no dense quota": {"dense_quota": 0},
+    "third-round defaults (the three steps of round 4b off)": {"reply_question_cosine": 0.0,
+                                                               "self_boost_replies": False, "dense_quota": 0},
+    "first-round defaults (all eight off)": {"latest_first": False, "self_boost": 1.0, "unseen_vector_shift": 0.0,
+                                             "context_vector_weight": 0.75, "missed_words": False,
+                                             "reply_question_cosine": 0.0, "self_boost_replies": False,
+                                             "dense_quota": 0},
+}
+# "Fourth round (b): paraphrase": the steps adopted and the dense quota variants tried
+FOURTH_B = {
+    "default": {},
+    "third-round defaults": {"reply_question_cosine": 0.0, "self_boost_replies": False, "dense_quota": 0},
+    "+ reply read with its question": {"self_boost_replies": False, "dense_quota": 0},
+    "+ self boost for replies to the user's questions": {"dense_quota": 0},
+    "dense quota for every question, not only first-person ones": {"dense_quota_self_only": False},
+    "dense quota 2 (first-person)": {"dense_quota": 2},
+    "dense quota 4 (first-person)": {"dense_quota": 4},
 }
 KINDS = ["knowledge-update", "preference", "aggregation", "multi-session", "temporal", "single-session-user",
          "single-session-assistant", "paraphrase"]
 
 
-def main(assistant_db: str, locomo_db: str) -> None:
+def main(assistant_db: str, locomo_db: str, rows: str = "ablation") -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from agentbase_kernel import Kernel
 
@@ -37,7 +54,7 @@ def main(assistant_db: str, locomo_db: str) -> None:
     for name, db, out in (("assistant", assistant_db, rows_a), ("locomo", locomo_db, rows_l)):
         data = harness.load(name)
         with Kernel(db) as kernel:
-            for label, change in CONFIGS.items():
+            for label, change in (FOURTH_B if rows == "fourth-b" else CONFIGS).items():
                 table, _ = harness.run(kernel, data, replace(kernel.config.retrieval, **change))
                 out.append((label, table))
                 print(f"{name} {label}: done", file=sys.stderr)
@@ -56,4 +73,4 @@ def main(assistant_db: str, locomo_db: str) -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:3])
+    main(*sys.argv[1:4])
