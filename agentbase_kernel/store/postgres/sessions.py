@@ -295,22 +295,25 @@ class SessionsMixin(EntriesMixin):
 
     @mapped
     def session_neighbours(self, entry_ids: list[str], window: int, flt: EntryFilter) -> dict[str, list[str]]:
-        """For each turn entry, the turn entries within ``window`` turns of it in its session."""
+        """For each turn entry, the turn entries within ``window`` turns of it in its session (one
+        statement for all of them: a ``find`` asks for its best candidates at once)."""
+        if not entry_ids:
+            return {}
         where, args = self.where_sql(flt)
-        out: dict[str, list[str]] = {}
         with self.conns.read() as conn:
-            for entry_id in entry_ids:
-                row = conn.execute("SELECT session_id, seq FROM messages WHERE entry_id = %s ORDER BY rid LIMIT 1",
-                                   (entry_id,)).fetchone()
-                if row is None:
-                    continue
-                rows = conn.execute(
-                    f"SELECT e.id, min(m.seq) FROM messages m JOIN entries e ON e.id = m.entry_id "
-                    f"WHERE m.session_id = %s AND m.seq BETWEEN %s AND %s AND e.id != %s AND {where} "
-                    "GROUP BY e.id ORDER BY 2",
-                    [row[0], row[1] - window, row[1] + window, entry_id, *args]).fetchall()
-                out[entry_id] = [r[0] for r in rows]
-        return out
+            rows = conn.execute(
+                "WITH anchor AS (SELECT x.id, a.session_id, a.seq FROM unnest(%s::text[]) AS x(id) CROSS JOIN LATERAL "
+                "(SELECT session_id, seq FROM messages WHERE entry_id = x.id ORDER BY rid LIMIT 1) a) "
+                "SELECT an.id, n.id FROM anchor an LEFT JOIN LATERAL (SELECT e.id, min(m.seq) AS seq "
+                "FROM messages m JOIN entries e ON e.id = m.entry_id WHERE m.session_id = an.session_id "
+                f"AND m.seq BETWEEN an.seq - %s AND an.seq + %s AND e.id != an.id AND {where} GROUP BY e.id) n ON TRUE "
+                "ORDER BY an.id, n.seq", [list(entry_ids), window, window, *args]).fetchall()
+        found: dict[str, list[str]] = {}
+        for anchor, neighbour in rows:
+            near = found.setdefault(anchor, [])
+            if neighbour is not None:
+                near.append(neighbour)
+        return {entry_id: found[entry_id] for entry_id in dict.fromkeys(entry_ids) if entry_id in found}
 
     @mapped
     def session_linked(self, session_id: str, flt: EntryFilter, relation: str | None = None) -> list[str]:

@@ -1,6 +1,6 @@
 """``PostgresStore``: the ``Store`` protocol on one PostgreSQL database with pgvector.
 
-Each job lives in its own part (``entries``, ``sessions``, ``search``, ``entities``, ``traces``,
+Each job lives in its own part (``entries``, ``sessions``, ``search`` (vectors), ``fts``, ``entities``, ``traces``,
 ``lifecycle``, ``portable``); this class connects, migrates and puts the parts together.
 """
 
@@ -20,6 +20,7 @@ from .archive import ArchiveMixin
 from .connection import PgConnections
 from .core import fetch_one, mapped, storage_error
 from .entities import EntitiesMixin
+from .fts import FtsMixin
 from .governance import GovernanceMixin
 from .lifecycle import LifecycleMixin
 from .migrations import ADVISORY_LOCK_KEY, MIGRATIONS, SCHEMA_VERSION, WRITE_LOCK_KEY
@@ -34,7 +35,7 @@ __all__ = ["PostgresStore"]
 VECTOR_SHORTLIST_ABOVE = 50_000
 
 
-class PostgresStore(SessionsMixin, SearchMixin, EntitiesMixin, TracesMixin, PortableMixin, LifecycleMixin,
+class PostgresStore(SessionsMixin, SearchMixin, FtsMixin, EntitiesMixin, TracesMixin, PortableMixin, LifecycleMixin,
                     ArchiveMixin, GovernanceMixin):
     """All persistence in one PostgreSQL database (pgvector installed on the server).
 
@@ -47,7 +48,7 @@ class PostgresStore(SessionsMixin, SearchMixin, EntitiesMixin, TracesMixin, Port
 
     def __init__(self, url: str, *, create: bool = True, pool_max: int = 10,
                  timeout_s: float = 30.0, vector_shortlist_above: int = VECTOR_SHORTLIST_ABOVE,
-                 synchronous: str = "NORMAL") -> None:
+                 synchronous: str = "NORMAL", fts_cache: bool = True) -> None:
         self.url = url
         # SQLite's synchronous=NORMAL in WAL mode may lose the last commits on power loss, never
         # consistency: PostgreSQL's synchronous_commit=off is the same promise (FULL keeps it on)
@@ -56,7 +57,11 @@ class PostgresStore(SessionsMixin, SearchMixin, EntitiesMixin, TracesMixin, Port
         self.conns = PgConnections(url, max_size=pool_max, timeout_s=timeout_s)
         self.vector_shortlist_above = vector_shortlist_above
         self._cache_lock = threading.RLock()
-        self._totals = (-1, 0, 1.0)
+        self.fts_cache = fts_cache
+        self._fts: dict[Any, Any] = {}
+        self._fts_seq = -1
+        self._fts_now: Any = None
+        self._parsed: dict[str, tuple[str, list[str]]] = {}
         self._counts: dict[Any, tuple[int, int]] = {}
         self._index_dim: int | None = None
         self._unindexed_writes = 0
