@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import threading
+import weakref
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
@@ -40,6 +41,7 @@ class SearchMixin(PgCore):
     _cache_lock: threading.RLock
     _counts: dict[Any, tuple[int, int]]
     _index_dim: int | None
+    _ef_search: weakref.WeakKeyDictionary[Any, int]
     _unindexed_writes: int
     _next_index_check: int
 
@@ -103,13 +105,16 @@ class SearchMixin(PgCore):
             conn.execute("INSERT INTO meta (key, value) VALUES ('hnsw_dim', %s)", (str(int(dim)),))
             self._index_dim = dim
 
-    def _dims(self, conn: Any) -> tuple[int | None, int | None]:
-        """The stored vectors' dimension (as ``check_embedder`` recorded it) and the HNSW index's, if made."""
-        rows = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('embedding_dim', 'hnsw_dim')").fetchall())
-        if self._index_dim is None and "hnsw_dim" in rows:
-            self._index_dim = int(rows["hnsw_dim"])
-        dim = rows.get("hnsw_dim") or rows.get("embedding_dim")
-        return (int(dim) if dim and int(dim) > 0 else None), self._index_dim
+    def _dims(self, conn: Any) -> tuple[int | None, int | None, int]:
+        """The stored vectors' dimension (as ``check_embedder`` recorded it), the HNSW index's if
+        made, and the change log's seq (the scope-size cache's key): one statement."""
+        seq, embedding_dim, hnsw_dim = conn.execute(
+            "SELECT (SELECT coalesce(max(seq), 0) FROM entry_changes), "
+            "(SELECT value FROM meta WHERE key = 'embedding_dim'), (SELECT value FROM meta WHERE key = 'hnsw_dim')").fetchone()
+        if self._index_dim is None and hnsw_dim is not None:
+            self._index_dim = int(hnsw_dim)
+        dim = hnsw_dim or embedding_dim
+        return (int(dim) if dim and int(dim) > 0 else None), self._index_dim, int(seq)
 
     @mapped
     def vector_search(self, query: np.ndarray, flt: EntryFilter, k: int) -> list[tuple[int, float]]:
@@ -124,12 +129,12 @@ class SearchMixin(PgCore):
         now = utcnow()
         where, args = self.where_sql(flt, now=now)
         with self.conns.read() as conn:
-            dim, indexed = self._dims(conn)
+            dim, indexed, seq = self._dims(conn)
             if dim is not None and q.size != dim:
                 raise InvalidArgument(f"The query vector has {q.size} dims, this store's vectors have {dim}")
             rows: list[Any] = []
             if indexed is not None and self.vector_shortlist_above > 0:
-                if self._count(conn, where, args, now) > self.vector_shortlist_above:
+                if self._count(conn, where, args, now, seq) > self.vector_shortlist_above:
                     rows = self._hnsw_search(conn, q, indexed, where, args, k)
             if len(rows) < k:
                 rows = conn.execute(
@@ -141,10 +146,21 @@ class SearchMixin(PgCore):
         return hits[:k]
 
     def _hnsw_search(self, conn: Any, q: np.ndarray, dim: int, where: str, args: list[Any], k: int) -> list[Any]:
-        with conn.transaction():  # SET LOCAL lasts to the end of it
-            conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")
-            conn.execute(f"SET LOCAL hnsw.ef_search = {max(40, min(1000, 2 * k))}")
-            return self._hnsw_rows(conn, q, dim, where, args, k)
+        """The HNSW walk with pgvector's iterative scan (each connection has it on, ``store.py``) and
+        a candidate list twice ``k``: set on the connection once per size, not per search (a
+        transaction with ``SET LOCAL`` was three more round trips)."""
+        ef = max(40, min(1000, 2 * k))
+        if self.conns.in_write:  # a setting changed in a transaction that rolls back would not stay
+            with conn.transaction():
+                conn.execute(f"SET LOCAL hnsw.ef_search = {ef}")
+                return self._hnsw_rows(conn, q, dim, where, args, k)
+        with self._cache_lock:
+            current = self._ef_search.get(conn)
+        if current != ef:
+            conn.execute("SELECT set_config('hnsw.ef_search', %s, false)", (str(ef),))
+            with self._cache_lock:
+                self._ef_search[conn] = ef
+        return self._hnsw_rows(conn, q, dim, where, args, k)
 
     def _hnsw_rows(self, conn: Any, q: np.ndarray, dim: int, where: str, args: list[Any], k: int) -> list[Any]:
         rows: list[Any] = conn.execute(

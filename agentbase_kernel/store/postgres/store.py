@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -64,6 +65,7 @@ class PostgresStore(SessionsMixin, SearchMixin, FtsMixin, EntitiesMixin, TracesM
         self._parsed: dict[str, tuple[str, list[str]]] = {}
         self._counts: dict[Any, tuple[int, int]] = {}
         self._index_dim: int | None = None
+        self._ef_search: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
         self._unindexed_writes = 0
         self._next_index_check = 0
 
@@ -79,8 +81,9 @@ class PostgresStore(SessionsMixin, SearchMixin, FtsMixin, EntitiesMixin, TracesM
         self.conns.open(configure=self._configure)
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
-        conn.execute("SELECT set_config('timezone', 'UTC', false), set_config('synchronous_commit', %s, false)",
-                     (self.synchronous_commit,))
+        # the HNSW scan keeps walking until enough rows pass a search's filter (search.py)
+        conn.execute("SELECT set_config('timezone', 'UTC', false), set_config('synchronous_commit', %s, false), "
+                     "set_config('hnsw.iterative_scan', 'strict_order', false)", (self.synchronous_commit,))
         register_vector(conn)
 
     def _migrate(self, conn: psycopg.Connection[Any]) -> None:
