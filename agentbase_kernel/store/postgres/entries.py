@@ -65,6 +65,7 @@ class EntriesMixin(PgCore):
                                  actor=row.get("actor"))
                     found = self.get_entry(found.id)
                 return found, False
+            self._note_written(1)
             return self._entry(inserted), True
 
     @mapped

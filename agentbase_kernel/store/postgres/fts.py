@@ -21,7 +21,8 @@ from datetime import datetime
 from typing import Any
 
 from ..base import EntryFilter, utcnow
-from .core import PgCore, mapped
+from .core import mapped
+from .planner import PlannerStatsMixin
 
 __all__ = ["FtsMixin"]
 
@@ -35,7 +36,7 @@ def _idf(n: int, df: int) -> float:
     return max(math.log((n - df + 0.5) / (df + 0.5)), 1e-6)
 
 
-class FtsMixin(PgCore):
+class FtsMixin(PlannerStatsMixin):
     """``fts_search`` and ``rebuild_fts``."""
 
     fts_cache: bool
@@ -100,6 +101,7 @@ class FtsMixin(PgCore):
         # the filter without the clock: the cache is emptied when an entry expires
         fkey = (where, tuple(None if a is now else repr(a) for a in args))
         with self.conns.read() as conn:
+            self._fresh_statistics(conn)
             cache = self._fts_stats(conn, now)
             parsed = self._parse(conn, terms)
             wanted = [parsed[t] for t in dict.fromkeys(terms) if parsed[t][1]]

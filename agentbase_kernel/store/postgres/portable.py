@@ -246,6 +246,7 @@ class PortableMixin(PgCore):
             if row is None:  # the same live text in the same scope under another id: keep that one
                 return "skipped"
             outcome = "inserted"
+            self._note_written(1)
         for event in rec.get("history") or ():
             self._insert_history(conn, values["id"], event)
         for norm, label in rec.get("entities") or ():

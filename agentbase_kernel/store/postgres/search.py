@@ -20,7 +20,8 @@ import numpy as np
 
 from ...errors import InvalidArgument
 from ..base import EntryFilter, utcnow
-from .core import PgCore, mapped, text_out
+from .core import mapped, text_out
+from .planner import PlannerStatsMixin
 
 __all__ = ["SearchMixin", "as_array"]
 
@@ -34,7 +35,7 @@ def as_array(value: Any) -> np.ndarray:
     return np.asarray(to_numpy() if to_numpy else value, dtype=np.float32)
 
 
-class SearchMixin(PgCore):
+class SearchMixin(PlannerStatsMixin):
     """``put_vectors`` / ``vectors_for`` / ``vector_search``."""
 
     vector_shortlist_above: int
@@ -129,6 +130,7 @@ class SearchMixin(PgCore):
         now = utcnow()
         where, args = self.where_sql(flt, now=now)
         with self.conns.read() as conn:
+            self._fresh_statistics(conn)
             dim, indexed, seq = self._dims(conn)
             if dim is not None and q.size != dim:
                 raise InvalidArgument(f"The query vector has {q.size} dims, this store's vectors have {dim}")

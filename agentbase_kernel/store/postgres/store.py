@@ -25,6 +25,7 @@ from .fts import FtsMixin
 from .governance import GovernanceMixin
 from .lifecycle import LifecycleMixin
 from .migrations import ADVISORY_LOCK_KEY, MIGRATIONS, SCHEMA_VERSION, WRITE_LOCK_KEY
+from .planner import PlannerStatsMixin
 from .portable import PortableMixin
 from .search import SearchMixin
 from .sessions import SessionsMixin
@@ -37,7 +38,7 @@ VECTOR_SHORTLIST_ABOVE = 50_000
 
 
 class PostgresStore(SessionsMixin, SearchMixin, FtsMixin, EntitiesMixin, TracesMixin, PortableMixin, LifecycleMixin,
-                    ArchiveMixin, GovernanceMixin):
+                    ArchiveMixin, GovernanceMixin, PlannerStatsMixin):
     """All persistence in one PostgreSQL database (pgvector installed on the server).
 
     Usage::
@@ -59,6 +60,8 @@ class PostgresStore(SessionsMixin, SearchMixin, FtsMixin, EntitiesMixin, TracesM
         self.vector_shortlist_above = vector_shortlist_above
         self._cache_lock = threading.RLock()
         self.fts_cache = fts_cache
+        self._rows_unanalysed = 0
+        self._rows_analysed = 0.0
         self._fts: dict[Any, Any] = {}
         self._fts_seq = -1
         self._fts_now: Any = None
