@@ -159,7 +159,7 @@ def test_an_entity_another_writer_commits_meanwhile_is_still_tied(postgres_url: 
         def add() -> None:
             try:
                 store.add_entities(entry.id, [("hal", "PERSON", "Hal"), ("ivy", "PERSON", "Ivy")], T0)
-            except BaseException as exc:  # noqa: BLE001 - reported below
+            except BaseException as exc:  # reported below
                 errors.append(exc)
             done.set()
 

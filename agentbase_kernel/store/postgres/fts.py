@@ -111,8 +111,8 @@ class FtsMixin(PlannerStatsMixin):
             todo = [(query, lexemes) for query, lexemes in dict.fromkeys((q, tuple(lx)) for q, lx in wanted)
                     if ("rank", query, fkey, per_term) not in cache]
             if todo:
-                for query, ranked in self._rank_terms(conn, todo, where, args, avgdl, per_term).items():
-                    cache["rank", query, fkey, per_term] = ranked
+                for query, term_rows in self._rank_terms(conn, todo, where, args, avgdl, per_term).items():
+                    cache["rank", query, fkey, per_term] = term_rows
         scores: dict[int, float] = {}
         for query, _ in dict.fromkeys((q, tuple(lx)) for q, lx in wanted):
             rows, df = cache["rank", query, fkey, per_term]
