@@ -103,7 +103,9 @@ def storage_error(shown: str, exc: BaseException) -> AgentBaseError:
 
 # store calls of a bulk write that neither read nor delete what add_entities defers (entities.py)
 _SEES_NO_DEFERRED = frozenset({"insert_entry", "add_entities", "put_vectors", "reinforce", "get_entry", "link_entries",
-                               "supersede", "missing_vectors", "vectors_for", "list_entries", "live_subject_entries"})
+                               "supersede", "missing_vectors", "vectors_for", "list_entries", "live_subject_entries",
+                               "attach_entry", "link_source", "link_session", "add_conflict", "append_search_context",
+                               "insert_message", "ensure_session"})
 
 
 def mapped(fn: F) -> F:

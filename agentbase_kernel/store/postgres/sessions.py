@@ -126,13 +126,13 @@ class SessionsMixin(EntriesMixin):
 
     @mapped
     def attach_entry(self, message_id: str, entry_id: str, session_id: str, relation: str = "turn") -> None:
-        """Link a message's turn entry: message.entry_id, provenance and the session link."""
+        """Link a message's turn entry: message.entry_id, provenance and the session link (one
+        statement: one round trip per turn of a chat's ingest)."""
         with self.conns.write() as conn:
-            conn.execute("UPDATE messages SET entry_id = %s WHERE id = %s", (entry_id, message_id))
-            conn.execute("INSERT INTO entry_sources (entry_id, message_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
-                         (entry_id, message_id))
-            conn.execute("INSERT INTO session_entries (session_id, entry_id, relation) VALUES (%s, %s, %s) "
-                         "ON CONFLICT DO NOTHING", (session_id, entry_id, relation))
+            conn.execute("WITH turn AS (UPDATE messages SET entry_id = %s WHERE id = %s), "
+                         "source AS (INSERT INTO entry_sources (entry_id, message_id) VALUES (%s, %s) ON CONFLICT DO NOTHING) "
+                         "INSERT INTO session_entries (session_id, entry_id, relation) VALUES (%s, %s, %s) "
+                         "ON CONFLICT DO NOTHING", (entry_id, message_id, entry_id, message_id, session_id, entry_id, relation))
 
     @mapped
     def link_source(self, entry_id: str, message_id: str) -> None:
