@@ -97,30 +97,35 @@ class SessionsMixin(EntriesMixin):
         with self.conns.write() as conn:
             # the session row's lock orders concurrent appends to one session (seq stays unique)
             conn.execute("SELECT 1 FROM sessions WHERE id = %s FOR UPDATE", (session_id,))
-            if position is None:
-                seq = fetch_one(conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE session_id = %s",
-                                             (session_id,)), "the next message seq")[0]
-            else:
-                seqs = [r[0] for r in conn.execute(
-                    "SELECT seq FROM messages WHERE session_id = %s ORDER BY seq", (session_id,))]
-                if position < 0:
-                    position = max(0, len(seqs) + position)
-                if position >= len(seqs):
-                    seq = (seqs[-1] + 1) if seqs else 1
-                else:
-                    seq = seqs[position]
-                    # shift in two steps so UNIQUE (session_id, seq) never sees a clash
-                    conn.execute("UPDATE messages SET seq = -(seq + 1) WHERE session_id = %s AND seq >= %s",
-                                 (session_id, seq))
-                    conn.execute("UPDATE messages SET seq = -seq WHERE session_id = %s AND seq < 0", (session_id,))
             message_id = row.get("id") or f"msg_{uuid.uuid4().hex}"
             created = row.get("created_at")
+            values = (row["role"], text_in(row["content"]), row.get("name"), jsonb(row.get("metadata") or {}),
+                      None if row.get("payload") is None else jsonb(row["payload"]), row.get("status", "active"),
+                      _aware(created) if created else utcnow())
+            if position is None:  # an append: the next seq, the row and the session's time in one statement
+                inserted = conn.execute(
+                    "WITH ins AS (INSERT INTO messages (id, session_id, seq, role, content, name, metadata, payload, "
+                    "status, created_at) SELECT %s, %s, coalesce(max(seq), 0) + 1, %s, %s, %s, %s, %s, %s, %s "
+                    f"FROM messages WHERE session_id = %s RETURNING {_MSG_COLS}), "
+                    "touched AS (UPDATE sessions SET updated_at = %s WHERE id = %s) SELECT * FROM ins",
+                    (message_id, session_id, *values, session_id, utcnow(), session_id)).fetchone()
+                return self._message(inserted)
+            seqs = [r[0] for r in conn.execute(
+                "SELECT seq FROM messages WHERE session_id = %s ORDER BY seq", (session_id,))]
+            if position < 0:
+                position = max(0, len(seqs) + position)
+            if position >= len(seqs):
+                seq = (seqs[-1] + 1) if seqs else 1
+            else:
+                seq = seqs[position]
+                # shift in two steps so UNIQUE (session_id, seq) never sees a clash
+                conn.execute("UPDATE messages SET seq = -(seq + 1) WHERE session_id = %s AND seq >= %s",
+                             (session_id, seq))
+                conn.execute("UPDATE messages SET seq = -seq WHERE session_id = %s AND seq < 0", (session_id,))
             inserted = conn.execute(
                 "INSERT INTO messages (id, session_id, seq, role, content, name, metadata, payload, status, created_at) "
                 f"VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING {_MSG_COLS}",
-                (message_id, session_id, seq, row["role"], text_in(row["content"]), row.get("name"),
-                 jsonb(row.get("metadata") or {}), None if row.get("payload") is None else jsonb(row["payload"]),
-                 row.get("status", "active"), _aware(created) if created else utcnow())).fetchone()
+                (message_id, session_id, seq, *values)).fetchone()
             conn.execute("UPDATE sessions SET updated_at = %s WHERE id = %s", (utcnow(), session_id))
             return self._message(inserted)
 
