@@ -182,12 +182,15 @@ def postgres_section(pg: dict[str, Any], sqlite: dict[str, Any] | None) -> list[
            "server with its default durable settings, on the same machine). Size is `pg_database_size` "
            "(7.8 MB of it is an empty database's catalogue); index build is `REINDEX` of the HNSW (vectors) and GIN "
            "(full text) indexes over the whole table. SQLite rows are from `results/scale.json` at the same size "
-           "(their run time in the last column).", "",
+           "(their run time in the last column); a \"SQLite, same hour\" row is SQLite measured right after the "
+           "PostgreSQL row on the same loaded machine (`python -m benchmarks scale --sizes N --results-dir DIR`, "
+           "stored under `same_hour_sqlite` in `results/scale-postgres.json`): compare those two as a ratio.", "",
            "| memories | backend | ingest /s | MB | bytes / memory | " + " | ".join(f"{leg} p50 / p95 ms" for leg in legs)
            + " | index build s | measured |", "|---:|---|---:|---:|---:|" + "---:|" * len(legs) + "---:|---|"]
     for r in sorted(pg["sizes"].values(), key=lambda r: r["size"]):
         twin = (sqlite or {}).get("sizes", {}).get(str(r["size"]))
-        for backend, row in (("PostgreSQL", r), ("SQLite", twin)):
+        same_hour = pg.get("same_hour_sqlite", {}).get(str(r["size"]))
+        for backend, row in (("PostgreSQL", r), ("SQLite, same hour", same_hour), ("SQLite", twin)):
             if row is None:
                 continue
             build = row.get("index_build_s")

@@ -41,6 +41,7 @@ def _postgres(url: str, storage: StorageConfig, create: bool) -> Store:
         raise MissingDependency(f"PostgreSQL needs the postgres extra ({exc.name or exc} is missing): "
                                 "pip install 'agentbase-memory[postgres]'") from exc
     store = PostgresStore(url, create=create, timeout_s=max(1.0, storage.busy_timeout_ms / 1000),
-                          vector_shortlist_above=storage.vector_shortlist_above, synchronous=storage.synchronous)
+                          vector_shortlist_above=storage.vector_shortlist_above, synchronous=storage.synchronous,
+                          fts_cache=storage.fts_cache)
     store.open()
     return store

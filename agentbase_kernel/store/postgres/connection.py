@@ -178,6 +178,30 @@ class PgConnections:
         return getattr(self._local, "conn", None)
 
     @property
+    def deferring(self) -> bool:
+        """True inside this thread's write transaction opened by an earlier call: a write whose result
+        nobody reads (say entities of an entry) may wait for ``flush_pending`` and go with others."""
+        return self.in_write and getattr(self._local, "pending", None) is not None
+
+    def defer(self, name: str, flush: Callable[[psycopg.Connection[Any], list[Any]], None]) -> list[Any]:
+        """The list of ``name``'s deferred items in this thread's transaction, run through
+        ``flush(conn, items)`` before it commits (or when ``flush_pending`` is called sooner)."""
+        pending: dict[str, tuple[Callable[..., None], list[Any]]] = self._local.pending
+        return pending.setdefault(name, (flush, []))[1]
+
+    @property
+    def has_pending(self) -> bool:
+        return bool(getattr(self._local, "pending", None))
+
+    def flush_pending(self) -> None:
+        """Write what this thread's transaction deferred, on its connection (a no-op when nothing is)."""
+        pending = getattr(self._local, "pending", None)
+        conn = self.current
+        while pending and conn is not None:
+            _name, (flush, items) = pending.popitem()
+            flush(conn, items)
+
+    @property
     def in_write(self) -> bool:
         """True inside this thread's write transaction: what it reads may still roll back."""
         return bool(getattr(self._local, "writing", False))
@@ -203,9 +227,16 @@ class PgConnections:
         """
         conn = self.current
         if conn is not None and self.in_write:
-            if savepoint:
-                with conn.transaction():
-                    yield conn
+            if savepoint:  # what it defers is written inside it, so that its rollback takes it too
+                self.flush_pending()
+                try:
+                    with conn.transaction():
+                        yield conn
+                        self.flush_pending()
+                except BaseException:
+                    if getattr(self._local, "pending", None):
+                        self._local.pending = {}
+                    raise
             else:
                 yield conn
             return
@@ -218,12 +249,13 @@ class PgConnections:
                 self._local.writing = False
             return
         with self._borrow() as conn:
-            self._local.conn, self._local.writing = conn, True
+            self._local.conn, self._local.writing, self._local.pending = conn, True, {}
             try:
                 with conn.transaction():
                     yield conn
+                    self.flush_pending()  # deferred writes go in before the commit, or roll back with it
             finally:
-                self._local.conn, self._local.writing = None, False
+                self._local.conn, self._local.writing, self._local.pending = None, False, None
 
     @contextlib.contextmanager
     def read(self, *, snapshot: bool = False) -> Iterator[psycopg.Connection[Any]]:

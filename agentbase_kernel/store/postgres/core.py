@@ -101,6 +101,13 @@ def storage_error(shown: str, exc: BaseException) -> AgentBaseError:
     return StorageError(f"PostgreSQL error on {shown}: {str(exc).strip()}", path=shown)
 
 
+# store calls of a bulk write that neither read nor delete what add_entities defers (entities.py)
+_SEES_NO_DEFERRED = frozenset({"insert_entry", "add_entities", "put_vectors", "reinforce", "get_entry", "link_entries",
+                               "supersede", "missing_vectors", "vectors_for", "list_entries", "live_subject_entries",
+                               "attach_entry", "link_source", "link_session", "add_conflict", "append_search_context",
+                               "insert_message", "ensure_session"})
+
+
 def mapped(fn: F) -> F:
     """Translate driver errors into the kernel's; run a whole call again after a lost connection,
     a deadlock or a serialization conflict when it is not inside a caller's transaction (so the
@@ -115,6 +122,8 @@ def mapped(fn: F) -> F:
         attempt = 0
         while True:
             try:
+                if not outermost and fn.__name__ not in _SEES_NO_DEFERRED and self.conns.has_pending:
+                    self.conns.flush_pending()  # what this call reads or deletes includes the deferred rows
                 return fn(self, *args, **kwargs)
             except UnicodeEncodeError as exc:
                 raise InvalidArgument(f"{exc.object[:80]!r} contains lone surrogate code points and is not valid "

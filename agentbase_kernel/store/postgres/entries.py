@@ -13,7 +13,8 @@ from ..base import EntryFilter, utcnow
 from ..protocol import EntryRow
 from ..rows import new_entry_values
 from .archive import set_archived
-from .core import ENTRY_COLS, PgCore, _aware, fetch_one, jsonb, mapped, scope_key, text_in, text_out
+from .core import ENTRY_COLS, _aware, fetch_one, jsonb, mapped, scope_key, text_in, text_out
+from .planner import PlannerStatsMixin
 
 __all__ = ["EntriesMixin"]
 
@@ -25,7 +26,7 @@ def _when(value: datetime | None) -> datetime | None:
     return None if value is None else _aware(value)
 
 
-class EntriesMixin(PgCore):
+class EntriesMixin(PlannerStatsMixin):
     """The ``entries`` and ``entry_history`` tables (and ``entry_links``)."""
 
     @mapped
@@ -65,6 +66,7 @@ class EntriesMixin(PgCore):
                                  actor=row.get("actor"))
                     found = self.get_entry(found.id)
                 return found, False
+            self._note_written(1)
             return self._entry(inserted), True
 
     @mapped

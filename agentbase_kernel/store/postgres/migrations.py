@@ -516,6 +516,18 @@ def m006_governance(conn: Any) -> None:
     conn.execute("ALTER TABLE entries ENABLE TRIGGER audit_entries")
 
 
+def m007_scope_cover(conn: Any) -> None:
+    """A user's live entries read from the index alone: it also holds what the vector leg joins on
+    (``content_hash``, ``rid``) and the archive flag, so the exact ranking of a scope reads no entry
+    row (16 ms instead of 29 ms for 10k memories, docs/postgres.md)."""
+    conn.execute(
+        """
+        DROP INDEX entries_user_live;
+        CREATE INDEX entries_user_live ON entries (user_id, invalid_at, expires_at) INCLUDE (archived_at, content_hash, rid);
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[Any], None]] = [m001_core, m002_entry_changes, m003_lifecycle, m004_importance_archive,
-                                           m005_term_frequencies, m006_governance]
+                                           m005_term_frequencies, m006_governance, m007_scope_cover]
 SCHEMA_VERSION = len(MIGRATIONS)

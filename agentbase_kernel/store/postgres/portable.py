@@ -29,7 +29,8 @@ from ..rows import (
     export_entry_record,
 )
 from ..vectors import decode, encode
-from .core import PgCore, jsonb, mapped, storage_error, text_in, text_out
+from .core import jsonb, mapped, storage_error, text_in, text_out
+from .planner import PlannerStatsMixin
 from .search import as_array
 
 __all__ = ["PortableMixin"]
@@ -65,7 +66,7 @@ def _in(rec: dict[str, Any]) -> dict[str, Any]:
     return {k: (text_in(v) if k in _TEXTS and isinstance(v, str) else v) for k, v in rec.items()}
 
 
-class PortableMixin(PgCore):
+class PortableMixin(PlannerStatsMixin):
     """``export_records`` / ``import_record`` / ``restore_times`` of the ``Store`` protocol."""
 
     # -- export ----------------------------------------------------------------------------------
@@ -246,6 +247,7 @@ class PortableMixin(PgCore):
             if row is None:  # the same live text in the same scope under another id: keep that one
                 return "skipped"
             outcome = "inserted"
+            self._note_written(1)
         for event in rec.get("history") or ():
             self._insert_history(conn, values["id"], event)
         for norm, label in rec.get("entities") or ():

@@ -1,21 +1,17 @@
-"""Search on PostgreSQL: vectors with pgvector (exact, or HNSW for big scopes) and BM25 over ``tsvector``.
+"""Vector search on PostgreSQL with pgvector: exact, or HNSW for big scopes (full text: ``fts.py``).
 
 Vectors: a scope (the filter's rows) of at most ``shortlist_above`` rows is ranked exactly by
 cosine distance; a bigger one through the HNSW index (cosine) with pgvector's iterative scan,
 which keeps walking the graph until enough rows pass the filter - and if it still finds fewer
 than ``k``, the exact ranking answers. Like the SQLite store's shortlist, the big-scope path is
 approximate (HNSW recall), the small one exact.
-
-Full text: the same BM25 as the SQLite store (FTS5's k1 = 1.2, b = 0.75, column weights 1.0 /
-0.7, the IDF of the filtered scope, the average length of every entry), computed in SQL from the
-``tsvector`` a trigger keeps (``migrations.py``). What differs is the tokenizer: PostgreSQL's
-parser and the snowball English stemmer instead of FTS5's unicode61 + porter (docs/postgres.md).
 """
 
 from __future__ import annotations
 
 import math
 import threading
+import weakref
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
@@ -24,11 +20,11 @@ import numpy as np
 
 from ...errors import InvalidArgument
 from ..base import EntryFilter, utcnow
-from .core import PgCore, mapped, text_out
+from .core import mapped, text_out
+from .planner import PlannerStatsMixin
 
 __all__ = ["SearchMixin", "as_array"]
 
-_K1, _B = 1.2, 0.75
 # the HNSW index is created under this transaction lock, so racing processes make it once
 _INDEX_LOCK = 0x61_67_65_6E_74_62_62
 
@@ -39,19 +35,14 @@ def as_array(value: Any) -> np.ndarray:
     return np.asarray(to_numpy() if to_numpy else value, dtype=np.float32)
 
 
-def _idf(n: int, df: int) -> float:
-    """FTS5's BM25 IDF, floored like FTS5 does so that very common terms still count a little."""
-    return max(math.log((n - df + 0.5) / (df + 0.5)), 1e-6)
-
-
-class SearchMixin(PgCore):
-    """``put_vectors`` / ``vectors_for`` / ``vector_search`` and ``fts_search`` / ``rebuild_fts``."""
+class SearchMixin(PlannerStatsMixin):
+    """``put_vectors`` / ``vectors_for`` / ``vector_search``."""
 
     vector_shortlist_above: int
     _cache_lock: threading.RLock
-    _totals: tuple[int, int, float]  # (changes seq, entries, average length)
     _counts: dict[Any, tuple[int, int]]
     _index_dim: int | None
+    _ef_search: weakref.WeakKeyDictionary[Any, int]
     _unindexed_writes: int
     _next_index_check: int
 
@@ -115,13 +106,16 @@ class SearchMixin(PgCore):
             conn.execute("INSERT INTO meta (key, value) VALUES ('hnsw_dim', %s)", (str(int(dim)),))
             self._index_dim = dim
 
-    def _dims(self, conn: Any) -> tuple[int | None, int | None]:
-        """The stored vectors' dimension (as ``check_embedder`` recorded it) and the HNSW index's, if made."""
-        rows = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('embedding_dim', 'hnsw_dim')").fetchall())
-        if self._index_dim is None and "hnsw_dim" in rows:
-            self._index_dim = int(rows["hnsw_dim"])
-        dim = rows.get("hnsw_dim") or rows.get("embedding_dim")
-        return (int(dim) if dim and int(dim) > 0 else None), self._index_dim
+    def _dims(self, conn: Any) -> tuple[int | None, int | None, int]:
+        """The stored vectors' dimension (as ``check_embedder`` recorded it), the HNSW index's if
+        made, and the change log's seq (the scope-size cache's key): one statement."""
+        seq, embedding_dim, hnsw_dim = conn.execute(
+            "SELECT (SELECT coalesce(max(seq), 0) FROM entry_changes), "
+            "(SELECT value FROM meta WHERE key = 'embedding_dim'), (SELECT value FROM meta WHERE key = 'hnsw_dim')").fetchone()
+        if self._index_dim is None and hnsw_dim is not None:
+            self._index_dim = int(hnsw_dim)
+        dim = hnsw_dim or embedding_dim
+        return (int(dim) if dim and int(dim) > 0 else None), self._index_dim, int(seq)
 
     @mapped
     def vector_search(self, query: np.ndarray, flt: EntryFilter, k: int) -> list[tuple[int, float]]:
@@ -136,12 +130,13 @@ class SearchMixin(PgCore):
         now = utcnow()
         where, args = self.where_sql(flt, now=now)
         with self.conns.read() as conn:
-            dim, indexed = self._dims(conn)
+            self._fresh_statistics(conn)
+            dim, indexed, seq = self._dims(conn)
             if dim is not None and q.size != dim:
                 raise InvalidArgument(f"The query vector has {q.size} dims, this store's vectors have {dim}")
             rows: list[Any] = []
             if indexed is not None and self.vector_shortlist_above > 0:
-                if self._count(conn, where, args, now) > self.vector_shortlist_above:
+                if self._count(conn, where, args, now, seq) > self.vector_shortlist_above:
                     rows = self._hnsw_search(conn, q, indexed, where, args, k)
             if len(rows) < k:
                 rows = conn.execute(
@@ -153,10 +148,21 @@ class SearchMixin(PgCore):
         return hits[:k]
 
     def _hnsw_search(self, conn: Any, q: np.ndarray, dim: int, where: str, args: list[Any], k: int) -> list[Any]:
-        with conn.transaction():  # SET LOCAL lasts to the end of it
-            conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")
-            conn.execute(f"SET LOCAL hnsw.ef_search = {max(40, min(1000, 2 * k))}")
-            return self._hnsw_rows(conn, q, dim, where, args, k)
+        """The HNSW walk with pgvector's iterative scan (each connection has it on, ``store.py``) and
+        a candidate list twice ``k``: set on the connection once per size, not per search (a
+        transaction with ``SET LOCAL`` was three more round trips)."""
+        ef = max(40, min(1000, 2 * k))
+        if self.conns.in_write:  # a setting changed in a transaction that rolls back would not stay
+            with conn.transaction():
+                conn.execute(f"SET LOCAL hnsw.ef_search = {ef}")
+                return self._hnsw_rows(conn, q, dim, where, args, k)
+        with self._cache_lock:
+            current = self._ef_search.get(conn)
+        if current != ef:
+            conn.execute("SELECT set_config('hnsw.ef_search', %s, false)", (str(ef),))
+            with self._cache_lock:
+                self._ef_search[conn] = ef
+        return self._hnsw_rows(conn, q, dim, where, args, k)
 
     def _hnsw_rows(self, conn: Any, q: np.ndarray, dim: int, where: str, args: list[Any], k: int) -> list[Any]:
         rows: list[Any] = conn.execute(
@@ -188,60 +194,3 @@ class SearchMixin(PgCore):
                     self._counts.clear()
                 self._counts[key] = (seq, n)
         return n
-
-    # -- full text ---------------------------------------------------------------------------------
-    def _global_totals(self, conn: Any, seq: int) -> tuple[int, float]:
-        """Every entry's count and average length (BM25's avgdl), cached until the change log moves."""
-        with self._cache_lock:
-            if self._totals[0] == seq and seq:
-                return self._totals[1], self._totals[2]
-        n, total = conn.execute("SELECT count(*), coalesce(sum(fts_len), 0) FROM entries").fetchone()
-        avgdl = (float(total) / n) if n else 1.0
-        if not self.conns.in_write:
-            with self._cache_lock:
-                self._totals = (seq, int(n), avgdl)
-        return int(n), avgdl or 1.0
-
-    @mapped
-    def fts_search(self, terms: list[str], flt: EntryFilter, k: int, *, per_term: int = 400) -> list[tuple[int, float]]:
-        """``(entry rid, score)`` best first: BM25 with the IDF of the caller's scope (as ``SqliteStore``)."""
-        if not terms:
-            return []
-        now = utcnow()
-        where, args = self.where_sql(flt, now=now)
-        scores: dict[int, float] = {}
-        with self.conns.read() as conn:
-            parsed = conn.execute(
-                "SELECT t.i, phraseto_tsquery('agentbase_english', agentbase_fold(t.term)), "
-                "array(SELECT lexeme FROM unnest(to_tsvector('agentbase_english', agentbase_fold(t.term)))) "
-                "FROM unnest(%s::text[]) WITH ORDINALITY AS t(term, i) ORDER BY t.i", (list(terms),)).fetchall()
-            parsed = [(query, lexemes) for _, query, lexemes in parsed if lexemes]
-            if not parsed:
-                return []
-            seq = self._changes_seq(conn)
-            n_entries, avgdl = self._global_totals(conn, seq)
-            n_scope = self._count(conn, where, args, now, seq) or 1
-            # every term's best rows in one statement (one round trip): (term, rid, part, df in the scope)
-            parts: list[str] = []
-            params: list[Any] = []
-            for i, (query, lexemes) in enumerate(parsed):
-                # a phrase's frequency is its words' mean (FTS5 counts the phrase's hits)
-                tf = "(" + " + ".join(["coalesce((e.fts_tf ->> %s)::float8, 0)"] * len(lexemes)) + f") / {len(lexemes)}"
-                parts.append(
-                    f"(SELECT {i} AS term, rid, part, count(*) OVER () AS df FROM (SELECT e.rid, "
-                    "(t.tf * %s) / (t.tf + %s * (1 - %s + %s * e.fts_len / %s)) AS part "
-                    f"FROM entries e CROSS JOIN LATERAL (SELECT {tf} AS tf) t "
-                    f"WHERE e.fts @@ %s::tsquery AND {where}) x WHERE part > 0 ORDER BY part DESC, rid LIMIT %s)")
-                params += [_K1 + 1, _K1, _B, _B, avgdl, *lexemes, query, *args, per_term]
-            idf: dict[int, float] = {}
-            for term, rid, part, df in conn.execute(" UNION ALL ".join(parts), params).fetchall():
-                if term not in idf:
-                    idf[term] = _idf(n_scope, int(df))
-                scores[int(rid)] = scores.get(int(rid), 0.0) + float(part) * idf[term]
-        ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
-        return ranked[:k]
-
-    @mapped
-    def rebuild_fts(self) -> None:
-        with self.conns.write() as conn:
-            conn.execute("UPDATE entries SET search_text = search_text")

@@ -97,42 +97,47 @@ class SessionsMixin(EntriesMixin):
         with self.conns.write() as conn:
             # the session row's lock orders concurrent appends to one session (seq stays unique)
             conn.execute("SELECT 1 FROM sessions WHERE id = %s FOR UPDATE", (session_id,))
-            if position is None:
-                seq = fetch_one(conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE session_id = %s",
-                                             (session_id,)), "the next message seq")[0]
-            else:
-                seqs = [r[0] for r in conn.execute(
-                    "SELECT seq FROM messages WHERE session_id = %s ORDER BY seq", (session_id,))]
-                if position < 0:
-                    position = max(0, len(seqs) + position)
-                if position >= len(seqs):
-                    seq = (seqs[-1] + 1) if seqs else 1
-                else:
-                    seq = seqs[position]
-                    # shift in two steps so UNIQUE (session_id, seq) never sees a clash
-                    conn.execute("UPDATE messages SET seq = -(seq + 1) WHERE session_id = %s AND seq >= %s",
-                                 (session_id, seq))
-                    conn.execute("UPDATE messages SET seq = -seq WHERE session_id = %s AND seq < 0", (session_id,))
             message_id = row.get("id") or f"msg_{uuid.uuid4().hex}"
             created = row.get("created_at")
+            values = (row["role"], text_in(row["content"]), row.get("name"), jsonb(row.get("metadata") or {}),
+                      None if row.get("payload") is None else jsonb(row["payload"]), row.get("status", "active"),
+                      _aware(created) if created else utcnow())
+            if position is None:  # an append: the next seq, the row and the session's time in one statement
+                inserted = conn.execute(
+                    "WITH ins AS (INSERT INTO messages (id, session_id, seq, role, content, name, metadata, payload, "
+                    "status, created_at) SELECT %s, %s, coalesce(max(seq), 0) + 1, %s, %s, %s, %s, %s, %s, %s "
+                    f"FROM messages WHERE session_id = %s RETURNING {_MSG_COLS}), "
+                    "touched AS (UPDATE sessions SET updated_at = %s WHERE id = %s) SELECT * FROM ins",
+                    (message_id, session_id, *values, session_id, utcnow(), session_id)).fetchone()
+                return self._message(inserted)
+            seqs = [r[0] for r in conn.execute(
+                "SELECT seq FROM messages WHERE session_id = %s ORDER BY seq", (session_id,))]
+            if position < 0:
+                position = max(0, len(seqs) + position)
+            if position >= len(seqs):
+                seq = (seqs[-1] + 1) if seqs else 1
+            else:
+                seq = seqs[position]
+                # shift in two steps so UNIQUE (session_id, seq) never sees a clash
+                conn.execute("UPDATE messages SET seq = -(seq + 1) WHERE session_id = %s AND seq >= %s",
+                             (session_id, seq))
+                conn.execute("UPDATE messages SET seq = -seq WHERE session_id = %s AND seq < 0", (session_id,))
             inserted = conn.execute(
                 "INSERT INTO messages (id, session_id, seq, role, content, name, metadata, payload, status, created_at) "
                 f"VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING {_MSG_COLS}",
-                (message_id, session_id, seq, row["role"], text_in(row["content"]), row.get("name"),
-                 jsonb(row.get("metadata") or {}), None if row.get("payload") is None else jsonb(row["payload"]),
-                 row.get("status", "active"), _aware(created) if created else utcnow())).fetchone()
+                (message_id, session_id, seq, *values)).fetchone()
             conn.execute("UPDATE sessions SET updated_at = %s WHERE id = %s", (utcnow(), session_id))
             return self._message(inserted)
 
     @mapped
     def attach_entry(self, message_id: str, entry_id: str, session_id: str, relation: str = "turn") -> None:
-        """Link a message's turn entry: message.entry_id, provenance and the session link."""
+        """Link a message's turn entry: message.entry_id, provenance and the session link (one
+        statement: one round trip per turn of a chat's ingest)."""
         with self.conns.write() as conn:
-            conn.execute("UPDATE messages SET entry_id = %s WHERE id = %s", (entry_id, message_id))
-            conn.execute("INSERT INTO entry_sources (entry_id, message_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
-                         (entry_id, message_id))
-            conn.execute("INSERT INTO session_entries (session_id, entry_id, relation) VALUES (%s, %s, %s) "
-                         "ON CONFLICT DO NOTHING", (session_id, entry_id, relation))
+            conn.execute("WITH turn AS (UPDATE messages SET entry_id = %s WHERE id = %s), "
+                         "source AS (INSERT INTO entry_sources (entry_id, message_id) VALUES (%s, %s) ON CONFLICT DO NOTHING) "
+                         "INSERT INTO session_entries (session_id, entry_id, relation) VALUES (%s, %s, %s) "
+                         "ON CONFLICT DO NOTHING", (entry_id, message_id, entry_id, message_id, session_id, entry_id, relation))
 
     @mapped
     def link_source(self, entry_id: str, message_id: str) -> None:
@@ -295,22 +300,25 @@ class SessionsMixin(EntriesMixin):
 
     @mapped
     def session_neighbours(self, entry_ids: list[str], window: int, flt: EntryFilter) -> dict[str, list[str]]:
-        """For each turn entry, the turn entries within ``window`` turns of it in its session."""
+        """For each turn entry, the turn entries within ``window`` turns of it in its session (one
+        statement for all of them: a ``find`` asks for its best candidates at once)."""
+        if not entry_ids:
+            return {}
         where, args = self.where_sql(flt)
-        out: dict[str, list[str]] = {}
         with self.conns.read() as conn:
-            for entry_id in entry_ids:
-                row = conn.execute("SELECT session_id, seq FROM messages WHERE entry_id = %s ORDER BY rid LIMIT 1",
-                                   (entry_id,)).fetchone()
-                if row is None:
-                    continue
-                rows = conn.execute(
-                    f"SELECT e.id, min(m.seq) FROM messages m JOIN entries e ON e.id = m.entry_id "
-                    f"WHERE m.session_id = %s AND m.seq BETWEEN %s AND %s AND e.id != %s AND {where} "
-                    "GROUP BY e.id ORDER BY 2",
-                    [row[0], row[1] - window, row[1] + window, entry_id, *args]).fetchall()
-                out[entry_id] = [r[0] for r in rows]
-        return out
+            rows = conn.execute(
+                "WITH anchor AS (SELECT x.id, a.session_id, a.seq FROM unnest(%s::text[]) AS x(id) CROSS JOIN LATERAL "
+                "(SELECT session_id, seq FROM messages WHERE entry_id = x.id ORDER BY rid LIMIT 1) a) "
+                "SELECT an.id, n.id FROM anchor an LEFT JOIN LATERAL (SELECT e.id, min(m.seq) AS seq "
+                "FROM messages m JOIN entries e ON e.id = m.entry_id WHERE m.session_id = an.session_id "
+                f"AND m.seq BETWEEN an.seq - %s AND an.seq + %s AND e.id != an.id AND {where} GROUP BY e.id) n ON TRUE "
+                "ORDER BY an.id, n.seq", [list(entry_ids), window, window, *args]).fetchall()
+        found: dict[str, list[str]] = {}
+        for anchor, neighbour in rows:
+            near = found.setdefault(anchor, [])
+            if neighbour is not None:
+                near.append(neighbour)
+        return {entry_id: found[entry_id] for entry_id in dict.fromkeys(entry_ids) if entry_id in found}
 
     @mapped
     def session_linked(self, session_id: str, flt: EntryFilter, relation: str | None = None) -> list[str]:

@@ -1,6 +1,6 @@
 """``PostgresStore``: the ``Store`` protocol on one PostgreSQL database with pgvector.
 
-Each job lives in its own part (``entries``, ``sessions``, ``search``, ``entities``, ``traces``,
+Each job lives in its own part (``entries``, ``sessions``, ``search`` (vectors), ``fts``, ``entities``, ``traces``,
 ``lifecycle``, ``portable``); this class connects, migrates and puts the parts together.
 """
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,9 +21,11 @@ from .archive import ArchiveMixin
 from .connection import PgConnections
 from .core import fetch_one, mapped, storage_error
 from .entities import EntitiesMixin
+from .fts import FtsMixin
 from .governance import GovernanceMixin
 from .lifecycle import LifecycleMixin
 from .migrations import ADVISORY_LOCK_KEY, MIGRATIONS, SCHEMA_VERSION, WRITE_LOCK_KEY
+from .planner import PlannerStatsMixin
 from .portable import PortableMixin
 from .search import SearchMixin
 from .sessions import SessionsMixin
@@ -34,8 +37,8 @@ __all__ = ["PostgresStore"]
 VECTOR_SHORTLIST_ABOVE = 50_000
 
 
-class PostgresStore(SessionsMixin, SearchMixin, EntitiesMixin, TracesMixin, PortableMixin, LifecycleMixin,
-                    ArchiveMixin, GovernanceMixin):
+class PostgresStore(SessionsMixin, SearchMixin, FtsMixin, EntitiesMixin, TracesMixin, PortableMixin, LifecycleMixin,
+                    ArchiveMixin, GovernanceMixin, PlannerStatsMixin):
     """All persistence in one PostgreSQL database (pgvector installed on the server).
 
     Usage::
@@ -47,7 +50,7 @@ class PostgresStore(SessionsMixin, SearchMixin, EntitiesMixin, TracesMixin, Port
 
     def __init__(self, url: str, *, create: bool = True, pool_max: int = 10,
                  timeout_s: float = 30.0, vector_shortlist_above: int = VECTOR_SHORTLIST_ABOVE,
-                 synchronous: str = "NORMAL") -> None:
+                 synchronous: str = "NORMAL", fts_cache: bool = True) -> None:
         self.url = url
         # SQLite's synchronous=NORMAL in WAL mode may lose the last commits on power loss, never
         # consistency: PostgreSQL's synchronous_commit=off is the same promise (FULL keeps it on)
@@ -56,9 +59,16 @@ class PostgresStore(SessionsMixin, SearchMixin, EntitiesMixin, TracesMixin, Port
         self.conns = PgConnections(url, max_size=pool_max, timeout_s=timeout_s)
         self.vector_shortlist_above = vector_shortlist_above
         self._cache_lock = threading.RLock()
-        self._totals = (-1, 0, 1.0)
+        self.fts_cache = fts_cache
+        self._rows_unanalysed = 0
+        self._rows_analysed = 0.0
+        self._fts: dict[Any, Any] = {}
+        self._fts_seq = -1
+        self._fts_now: Any = None
+        self._parsed: dict[str, tuple[str, list[str]]] = {}
         self._counts: dict[Any, tuple[int, int]] = {}
         self._index_dim: int | None = None
+        self._ef_search: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
         self._unindexed_writes = 0
         self._next_index_check = 0
 
@@ -74,8 +84,9 @@ class PostgresStore(SessionsMixin, SearchMixin, EntitiesMixin, TracesMixin, Port
         self.conns.open(configure=self._configure)
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
-        conn.execute("SELECT set_config('timezone', 'UTC', false), set_config('synchronous_commit', %s, false)",
-                     (self.synchronous_commit,))
+        # the HNSW scan keeps walking until enough rows pass a search's filter (search.py)
+        conn.execute("SELECT set_config('timezone', 'UTC', false), set_config('synchronous_commit', %s, false), "
+                     "set_config('hnsw.iterative_scan', 'strict_order', false)", (self.synchronous_commit,))
         register_vector(conn)
 
     def _migrate(self, conn: psycopg.Connection[Any]) -> None:

@@ -1,0 +1,155 @@
+"""Full text on PostgreSQL: BM25 over the ``tsvector`` a trigger keeps, and its statistics cache.
+
+The same BM25 as the SQLite store (FTS5's k1 = 1.2, b = 0.75, column weights 1.0 / 0.7, the IDF
+of the filtered scope, the average length of every entry), computed in SQL from the ``tsvector``
+and the per-entry term counts (``fts_tf``, ``fts_len``) the trigger stores (``migrations.py``).
+What differs is the tokenizer: PostgreSQL's parser and the snowball English stemmer instead of
+FTS5's unicode61 + porter (docs/postgres.md).
+
+As on SQLite, each term's ranked rows and document count in a filter, the filter's size and the
+average length are cached per process until the ``entry_changes`` log moves or an entry expires,
+so one ``find`` (which asks for each query word alone, then the whole query, then its key phrases)
+ranks each term once. Checking the cache is one round trip; a term's parse (a pure function of
+its text) is kept for the process.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from datetime import datetime
+from typing import Any
+
+from ..base import EntryFilter, utcnow
+from .core import mapped
+from .planner import PlannerStatsMixin
+
+__all__ = ["FtsMixin"]
+
+_K1, _B = 1.2, 0.75
+_CACHE_ITEMS = 20_000
+_PARSED_ITEMS = 50_000
+
+
+def _idf(n: int, df: int) -> float:
+    """FTS5's BM25 IDF, floored like FTS5 does so that very common terms still count a little."""
+    return max(math.log((n - df + 0.5) / (df + 0.5)), 1e-6)
+
+
+class FtsMixin(PlannerStatsMixin):
+    """``fts_search`` and ``rebuild_fts``."""
+
+    fts_cache: bool
+    _cache_lock: threading.RLock
+    _fts: dict[Any, Any]
+    _fts_seq: int
+    _fts_now: datetime | None
+    _parsed: dict[str, tuple[str, list[str]]]
+
+    def _fts_stats(self, conn: Any, now: datetime) -> dict[Any, Any]:
+        """The cache of this snapshot: a new one when the change log moved or an entry expired since
+        the last search (one statement asks both). Inside a write, none: what it reads may roll back."""
+        if not self.fts_cache or self.conns.in_write:
+            return {}
+        with self._cache_lock:
+            last = self._fts_now or now
+        seq, expired = conn.execute(
+            "SELECT (SELECT coalesce(max(seq), 0) FROM entry_changes), "
+            "EXISTS (SELECT 1 FROM entries WHERE expires_at > %s AND expires_at <= %s)", (last, now)).fetchone()
+        with self._cache_lock:
+            if seq != self._fts_seq or expired or len(self._fts) > _CACHE_ITEMS:
+                self._fts, self._fts_seq, self._fts_now = {}, int(seq), now
+            elif self._fts_now is None or self._fts_now < now:
+                self._fts_now = now
+            return self._fts
+
+    def _parse(self, conn: Any, terms: list[str]) -> dict[str, tuple[str, list[str]]]:
+        """Each term's ``tsquery`` (a phrase for several words) and lexemes, parsed by the server once."""
+        with self._cache_lock:
+            known = {t: self._parsed[t] for t in terms if t in self._parsed}
+        missing = [t for t in dict.fromkeys(terms) if t not in known]
+        if missing:
+            rows = conn.execute(
+                "SELECT t.term, phraseto_tsquery('agentbase_english', agentbase_fold(t.term))::text, "
+                "array(SELECT lexeme FROM unnest(to_tsvector('agentbase_english', agentbase_fold(t.term)))) "
+                "FROM unnest(%s::text[]) AS t(term)", (missing,)).fetchall()
+            parsed = {term: (query, list(lexemes)) for term, query, lexemes in rows}
+            with self._cache_lock:
+                if len(self._parsed) > _PARSED_ITEMS:
+                    self._parsed.clear()
+                self._parsed.update(parsed)
+            known |= parsed
+        return known
+
+    def _totals(self, conn: Any, cache: dict[Any, Any], where: str, args: list[Any], fkey: Any) -> tuple[int, float]:
+        """The filter's entry count (BM25's N) and every entry's average length (avgdl), in one statement."""
+        if "avgdl" not in cache or ("n", fkey) not in cache:
+            n_scope, n_all, total = conn.execute(
+                f"SELECT (SELECT count(*) FROM entries e WHERE {where}), count(*), coalesce(sum(fts_len), 0) FROM entries",
+                args).fetchone()
+            cache["avgdl"] = (float(total) / n_all) if n_all and total else 1.0
+            cache["n", fkey] = int(n_scope)
+        return cache["n", fkey], cache["avgdl"]
+
+    @mapped
+    def fts_search(self, terms: list[str], flt: EntryFilter, k: int, *, per_term: int = 400) -> list[tuple[int, float]]:
+        """``(entry rid, score)`` best first: BM25 with the IDF of the caller's scope (as ``SqliteStore``)."""
+        if not terms:
+            return []
+        now = utcnow()
+        where, args = self.where_sql(flt, now=now)
+        # the filter without the clock: the cache is emptied when an entry expires
+        fkey = (where, tuple(None if a is now else repr(a) for a in args))
+        with self.conns.read() as conn:
+            self._fresh_statistics(conn)
+            cache = self._fts_stats(conn, now)
+            parsed = self._parse(conn, terms)
+            wanted = [parsed[t] for t in dict.fromkeys(terms) if parsed[t][1]]
+            if not wanted:
+                return []
+            n_scope, avgdl = self._totals(conn, cache, where, args, fkey)
+            todo = [(query, lexemes) for query, lexemes in dict.fromkeys((q, tuple(lx)) for q, lx in wanted)
+                    if ("rank", query, fkey, per_term) not in cache]
+            if todo:
+                for query, term_rows in self._rank_terms(conn, todo, where, args, avgdl, per_term).items():
+                    cache["rank", query, fkey, per_term] = term_rows
+        scores: dict[int, float] = {}
+        for query, _ in dict.fromkeys((q, tuple(lx)) for q, lx in wanted):
+            rows, df = cache["rank", query, fkey, per_term]
+            if not rows:
+                continue
+            idf = _idf(n_scope or 1, df)
+            for rid, part in rows:
+                scores[rid] = scores.get(rid, 0.0) + part * idf
+        ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+        return ranked[:k]
+
+    def _rank_terms(self, conn: Any, terms: list[tuple[str, tuple[str, ...]]], where: str, args: list[Any],
+                    avgdl: float, per_term: int) -> dict[str, tuple[list[tuple[int, float]], int]]:
+        """Each term's best ``per_term`` rows in the filter by its BM25 part (tf and length, before
+        the IDF) and its document count there, for every term in one statement.
+
+        The GIN index finds a term's rows; the stored term counts (``fts_tf``) give its frequency
+        without unnesting each row's ``tsvector``; a phrase's frequency is its words' mean (FTS5
+        counts the phrase's hits)."""
+        parts: list[str] = []
+        params: list[Any] = []
+        for i, (query, lexemes) in enumerate(terms):
+            tf = "(" + " + ".join(["coalesce((e.fts_tf ->> %s)::float8, 0)"] * len(lexemes)) + f") / {len(lexemes)}"
+            parts.append(
+                f"(SELECT {i} AS term, rid, part, count(*) OVER () AS df FROM (SELECT e.rid, "
+                "(t.tf * %s) / (t.tf + %s * (1 - %s + %s * e.fts_len / %s)) AS part "
+                f"FROM entries e CROSS JOIN LATERAL (SELECT {tf} AS tf) t "
+                f"WHERE e.fts @@ %s::tsquery AND {where}) x WHERE part > 0 ORDER BY part DESC, rid LIMIT %s)")
+            params += [_K1 + 1, _K1, _B, _B, avgdl, *lexemes, query, *args, per_term]
+        out: dict[str, tuple[list[tuple[int, float]], int]] = {query: ([], 0) for query, _ in terms}
+        for term, rid, part, df in conn.execute(" UNION ALL ".join(parts), params).fetchall():
+            rows, _ = out[terms[term][0]]
+            rows.append((int(rid), float(part)))
+            out[terms[term][0]] = (rows, int(df))
+        return out
+
+    @mapped
+    def rebuild_fts(self) -> None:
+        with self.conns.write() as conn:
+            conn.execute("UPDATE entries SET search_text = search_text")
