@@ -1,0 +1,119 @@
+"""Which attribute of whom a statement fills (spaCy's real parse), and how latest first uses it.
+
+"Which city do I live in now?" asks for the asker's residence: "we moved to Denver" fills it,
+"adjust the plan for the new city" does not, "My lab mate Jun defends on May 30" is about Jun.
+"""
+
+from datetime import UTC, datetime
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from agentbase_kernel.retrieve.updates import latest_first
+from agentbase_kernel.text import slots
+
+pytestmark = pytest.mark.skipif(not slots.parser_available(), reason="needs spaCy's en_core_web_sm with its parser")
+
+JAN = datetime(2024, 1, 10, 9, 0, tzinfo=UTC)
+MAR = datetime(2024, 3, 2, 18, 0, tzinfo=UTC)
+APR = datetime(2024, 4, 12, 8, 0, tzinfo=UTC)
+MAY = datetime(2024, 5, 20, 19, 30, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(("text", "present", "absent"), [
+    # different words for one attribute meet in one relation class
+    ("Where do I live now?", {("self", "residence")}, set()),
+    ("(8:05 am on 22 October, 2024) Maya: We moved to Denver last month.", {("self", "residence")}, set()),
+    ("Who is my manager now?", {("self", "work")}, set()),
+    ("How much is my rent at the moment?", {("self", "money")}, set()),
+    # the relation, not the words around it: "city" as the object of "for" is a value, not a slot
+    ("Adjust the plan for the new city.", set(), {("self", "residence")}),
+    # a named person holds what they do
+    ("My lab mate Jun defends on May 30.", {("jun", "defend")}, {("self", "defend")}),
+    ("Ana left, Raj is my manager now.", {("ana", "leave"), ("self", "work")}, set()),
+    # a state in the past tense is not the current value
+    ("The defense was on Friday.", set(), {("self", "defense")}),
+    ("The defense is on Friday.", {("self", "defense")}, set()),
+    # "the train" is not training
+    ("The train sounds like an adventure.", set(), {("self", "exercise")}),
+    ("I train on Mondays and Thursdays.", {("self", "exercise")}, set()),
+])
+def test_slots_of(text, present, absent):
+    got = slots.slots_of(text)
+    assert present <= got
+    assert not absent & got
+
+
+def test_slots_of_many_keeps_order_and_caches():
+    texts = ["We moved to Denver.", "My rent is $1,980.", "We moved to Denver."]
+    first = slots.slots_of_many(texts)
+    assert first == [slots.slots_of(t) for t in texts]
+    assert first[0] == first[2] and ("self", "money") in first[1]
+
+
+def _cand(name, score, when, said):
+    entry = SimpleNamespace(id=name, content_hash=name, created_at=when, actor="Maya", l2_full=said)
+    return SimpleNamespace(entry=entry, fused=score, boost=1.0, matched_by=[])
+
+
+def _order(cands):
+    return [c.entry.id for c in sorted(cands, key=lambda c: -c.fused * c.boost)]
+
+
+def _run(cands, vectors, question, **kw):
+    ranked = sorted(cands, key=lambda c: -c.fused * c.boost)
+    return latest_first(ranked, vectors, relevance=0.7, same_topic=0.1, pool=30, change_relevance=0.6,
+                        about_asker=True, asked_slots=slots.slots_of(question), slots_of=slots.slots_of, **kw)
+
+
+def _city_cands():
+    topic, other = np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0])
+    cands = [
+        _cand("boston", 1.0, JAN, "I live in Boston and work as a designer."),
+        _cand("ranking", 0.97, MAR, "Which neighbourhoods should I explore on weekends?"),
+        _cand("adjust", 0.9, MAY, "Same monthly list as January, but adjust it for the new city."),
+        _cand("austin", 0.85, APR, "The new place is in Mueller, near a big park."),
+    ]
+    vectors = {"boston": topic, "ranking": other, "adjust": topic + 0.2 * other, "austin": topic - 0.5 * other}
+    return cands, vectors
+
+
+def test_a_later_turn_on_another_attribute_is_not_lifted_and_the_one_that_fills_the_slot_is():
+    cands, vectors = _city_cands()
+    pairs = _run(cands, vectors, "Which city do I live in now?")
+    assert _order(cands)[0] == "austin"
+    assert ("austin", "boston", "slot:residence") in pairs
+    assert all(later != "adjust" for later, _, _ in pairs)
+
+
+def test_without_slots_the_nearer_topic_wins():
+    cands, vectors = _city_cands()
+    ranked = sorted(cands, key=lambda c: -c.fused * c.boost)
+    latest_first(ranked, vectors, relevance=0.7, same_topic=0.1, pool=30, change_relevance=0.6, about_asker=True)
+    assert _order(cands)[0] == "adjust"
+
+
+def test_the_slot_lift_passes_an_earlier_turn_on_a_neighbouring_topic():
+    cands = [
+        _cand("chapter", 1.0, JAN, "Good news on the thesis: the experiment chapter is drafted."),
+        _cand("moved", 0.95, MAR, "Update: my defense moved to June 14."),
+        _cand("jun", 0.9, MAY, "My lab mate Jun defends on May 30."),
+    ]
+    # the chapter and the move are not the same topic to the cosine
+    vectors = {"chapter": np.array([1.0, 0.0]), "moved": np.array([0.0, 1.0]), "jun": np.array([0.3, 1.0])}
+    pairs = _run(cands, vectors, "When is my thesis defense scheduled?")
+    assert _order(cands)[0] == "moved"
+    assert ("moved", "chapter", "slot:defense") in pairs
+    # Jun's defence is Jun's: it fills no slot of the asker, so it does not pass the asker's own date
+    assert all(later != "jun" for later, _, _ in pairs)
+
+
+def test_without_the_slot_lift_the_neighbouring_topic_stays_first():
+    cands = [
+        _cand("chapter", 1.0, JAN, "Good news on the thesis: the experiment chapter is drafted."),
+        _cand("moved", 0.95, MAR, "Update: my defense moved to June 14."),
+    ]
+    vectors = {"chapter": np.array([1.0, 0.0]), "moved": np.array([0.0, 1.0])}
+    _run(cands, vectors, "When is my thesis defense scheduled?", slot_lift=False)
+    assert _order(cands)[0] == "chapter"
