@@ -42,7 +42,7 @@ def latest_first(cands: Sequence[_Ranked], vectors: dict[str, np.ndarray], *, re
                  same_topic: float, pool: int, change_relevance: float | None = None,
                  about_asker: bool = False, asked_slots: frozenset[tuple[str, str]] | None = None,
                  slots_of: Callable[[str], frozenset[tuple[str, str]] | None] | None = None,
-                 slot_lift: bool = True) -> list[tuple[str, str, str]]:
+                 slot_lift: bool = True, slot_change_relevance: float | None = None) -> list[tuple[str, str, str]]:
     """Rank later statements of the same speaker and topic above earlier ones, in place.
 
     Args:
@@ -61,6 +61,9 @@ def latest_first(cands: Sequence[_Ranked], vectors: dict[str, np.ndarray], *, re
             key, and announces no change, states another attribute and is not lifted.
         slots_of: How to get a statement's slots (parsed lazily, only for a later statement about
             to be lifted).
+        slot_change_relevance: The share of the best a later statement that fills an asked slot and
+            announces a change needs ("swim is changing again for summer" for "When is Anika's swim
+            practice now?"); ``None``: as ``change_relevance``.
         slot_lift: A later statement that fills an asked slot (of the asker, when the question is
             about the asker) ranks above every earlier, relevant statement of its speaker, topic or not:
             "my defense moved to June 14" over "Good news on the thesis: the chapter is drafted".
@@ -81,29 +84,7 @@ def latest_first(cands: Sequence[_Ranked], vectors: dict[str, np.ndarray], *, re
     mean = np.mean([vectors[c.entry.content_hash] for c in known], axis=0)
     floor = relevance * best
     change_floor = (relevance if change_relevance is None else change_relevance) * best
-    # extracted facts take part too: "Maya lives in Boston" is outranked by a later "we moved to Denver"
-    taking_part = [c for c in cands[:pool] if c.entry.content_hash in vectors and c.entry.created_at is not None
-                   and c.fused * c.boost >= min(floor, change_floor)]
-    taking_part.sort(key=lambda c: c.entry.created_at)
-    change = {id(c): announces_change(c.entry.l2_full) for c in taking_part}
-    # a later statement replaces an earlier one if it is relevant enough, or announces a change and
-    # is relevant enough for that; one that only asks replaces nothing
-    can_replace = {id(c): not only_asks(c.entry.l2_full)
-                   and (c.fused * c.boost >= floor or (change[id(c)] is not None and c.fused * c.boost >= change_floor))
-                   for c in taking_part}
-    if about_asker:
-        # "What was our grocery spend?" asks for the asker's value: "She spends $600 a month" (a
-        # friend's) replaces nothing, unless it reports a change ("She increased my dose")
-        for c in taking_part:
-            if change[id(c)] is None and about_someone_else(c.entry.l2_full):
-                can_replace[id(c)] = False
-    centred = {}
-    for c in taking_part:
-        v = vectors[c.entry.content_hash] - mean
-        centred[id(c)] = v / (float(np.linalg.norm(v)) or 1.0)
-    # an earlier statement lifts a later one by its own relevance, not by a lift it got itself: else
-    # one loosely related turn would start a chain that ends at the newest turn of all
-    relevant = {id(c): c.fused * c.boost for c in taking_part}
+    slot_change_floor = change_floor if slot_change_relevance is None or not asked_slots else slot_change_relevance * best
     asked_keys = {k for _, k in asked_slots or ()}
     filled: dict[int, frozenset[tuple[str, str]] | None] = {}
 
@@ -123,6 +104,31 @@ def latest_first(cands: Sequence[_Ranked], vectors: dict[str, np.ndarray], *, re
         own = {k for who, k in filled[id(c)] or () if not about_asker or who == "self"}
         return next(iter(sorted(own & asked_keys)), None)
 
+    # extracted facts take part too: "Maya lives in Boston" is outranked by a later "we moved to Denver"
+    taking_part = [c for c in cands[:pool] if c.entry.content_hash in vectors and c.entry.created_at is not None
+                   and c.fused * c.boost >= min(floor, change_floor, slot_change_floor)]
+    taking_part.sort(key=lambda c: c.entry.created_at)
+    change = {id(c): announces_change(c.entry.l2_full) for c in taking_part}
+    # a later statement replaces an earlier one if it is relevant enough, or announces a change and
+    # is relevant enough for that; one that only asks replaces nothing
+    can_replace = {id(c): not only_asks(c.entry.l2_full)
+                   and (c.fused * c.boost >= floor or (change[id(c)] is not None and c.fused * c.boost >= change_floor)
+                        or (change[id(c)] is not None and c.fused * c.boost >= slot_change_floor
+                            and fills_asked(c) is not None))
+                   for c in taking_part}
+    if about_asker:
+        # "What was our grocery spend?" asks for the asker's value: "She spends $600 a month" (a
+        # friend's) replaces nothing, unless it reports a change ("She increased my dose")
+        for c in taking_part:
+            if change[id(c)] is None and about_someone_else(c.entry.l2_full):
+                can_replace[id(c)] = False
+    centred = {}
+    for c in taking_part:
+        v = vectors[c.entry.content_hash] - mean
+        centred[id(c)] = v / (float(np.linalg.norm(v)) or 1.0)
+    # an earlier statement lifts a later one by its own relevance, not by a lift it got itself: else
+    # one loosely related turn would start a chain that ends at the newest turn of all
+    relevant = {id(c): c.fused * c.boost for c in taking_part}
     pairs: list[tuple[str, str, str]] = []
     if slot_lift:
         for i, later in enumerate(taking_part):

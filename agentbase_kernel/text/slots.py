@@ -145,6 +145,11 @@ def _slots(doc: Any) -> frozenset[Slot]:
             out.update((who, k) for k in _keys(lemma, verb=True))
         elif tok.pos_ == "NOUN" and tok.dep_ in _NOUN_ROLES and not _past_state(tok):
             who = _possessor(tok)
+            if tok.dep_ in ("dobj", "attr") and not any(c.dep_ == "poss" for c in tok.children):
+                # "Pavel is changing jobs": an object without an owner belongs to the verb's subject
+                subj = next((c for c in tok.head.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+                if subj is not None:
+                    who = _holder(subj) or _possessor(subj)
             out.update((who, k) for k in _keys(lemma))
     return frozenset(out)
 

@@ -31,6 +31,8 @@ MAY = datetime(2024, 5, 20, 19, 30, tzinfo=UTC)
     ("Adjust the plan for the new city.", set(), {("self", "residence")}),
     # a named person holds what they do
     ("My lab mate Jun defends on May 30.", {("jun", "defend")}, {("self", "defend")}),
+    # an object without an owner belongs to the verb's subject
+    ("Pavel is changing jobs, he starts in September.", {("pavel", "work")}, {("self", "work")}),
     ("Ana left, Raj is my manager now.", {("ana", "leave"), ("self", "work")}, set()),
     # a state in the past tense is not the current value
     ("The defense was on Friday.", set(), {("self", "defense")}),
@@ -117,3 +119,31 @@ def test_without_the_slot_lift_the_neighbouring_topic_stays_first():
     vectors = {"chapter": np.array([1.0, 0.0]), "moved": np.array([0.0, 1.0])}
     _run(cands, vectors, "When is my thesis defense scheduled?", slot_lift=False)
     assert _order(cands)[0] == "chapter"
+
+
+def _swim_cands(later_score, later_text):
+    cands = [
+        _cand("thursday", 1.0, JAN, "Schedule change: the centre moved the swim group to Thursdays."),
+        _cand("filler", 0.9, MAR, "Dev wants an art class on Tuesdays."),
+        _cand("summer", later_score, MAY, later_text),
+    ]
+    vectors = {"thursday": np.array([1.0, 0.0]), "filler": np.array([0.0, 1.0]), "summer": np.array([1.0, 0.2])}
+    return cands, vectors
+
+
+@pytest.mark.parametrize(("later_score", "later_text", "lifted"), [
+    # fills the asked slot and announces a change: lifted from down to half the best score
+    (0.55, "Oh and swim is changing again for summer: Saturday mornings.", True),
+    # announces a change but fills no asked slot: needs the usual change floor (0.6)
+    (0.55, "The bakery changed its owner again.", False),
+    # fills the slot but announces nothing: needs the usual floor (0.7)
+    (0.55, "Swim is on Saturday mornings in summer.", False),
+    (0.45, "Oh and swim is changing again for summer: Saturday mornings.", False),
+])
+def test_a_change_to_the_asked_slot_is_lifted_from_further_down(later_score, later_text, lifted):
+    cands, vectors = _swim_cands(later_score, later_text)
+    ranked = sorted(cands, key=lambda c: -c.fused * c.boost)
+    latest_first(ranked, vectors, relevance=0.7, same_topic=0.1, pool=30, change_relevance=0.6, about_asker=False,
+                 asked_slots=slots.slots_of("When is Anika's swim practice now?"), slots_of=slots.slots_of,
+                 slot_change_relevance=0.5)
+    assert (_order(cands)[0] == "summer") is lifted
