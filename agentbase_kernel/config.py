@@ -111,6 +111,8 @@ class RetrievalConfig:
     # ... and a later turn that fills the asked slot ranks above every earlier relevant turn of its
     # speaker ("my defense moved to June 14" for "when is my thesis defense scheduled?")
     latest_slot_lift: bool = True
+    # ... and also above a later turn of its speaker that fills only other attributes
+    latest_slot_over_other: bool = True
     # ... and one that fills the asked slot and announces a change may come from down to this share
     latest_slot_change_relevance: float = 0.5
     decompose: bool = False

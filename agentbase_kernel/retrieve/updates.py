@@ -42,7 +42,7 @@ def latest_first(cands: Sequence[_Ranked], vectors: dict[str, np.ndarray], *, re
                  same_topic: float, pool: int, change_relevance: float | None = None,
                  about_asker: bool = False, asked_slots: frozenset[tuple[str, str]] | None = None,
                  slots_of: Callable[[str], frozenset[tuple[str, str]] | None] | None = None,
-                 slot_lift: bool = True, slot_change_relevance: float | None = None) -> list[tuple[str, str, str]]:
+                 slot_lift: bool = True, slot_over_other: bool = False, slot_change_relevance: float | None = None) -> list[tuple[str, str, str]]:
     """Rank later statements of the same speaker and topic above earlier ones, in place.
 
     Args:
@@ -61,6 +61,10 @@ def latest_first(cands: Sequence[_Ranked], vectors: dict[str, np.ndarray], *, re
             key, and announces no change, states another attribute and is not lifted.
         slots_of: How to get a statement's slots (parsed lazily, only for a later statement about
             to be lifted).
+        slot_over_other: With ``slot_lift``, the statement that fills the asked slot also ranks above
+            a later statement of its speaker that fills only other attributes and announces no
+            change ("Ledgerly opened a Leeds office, so I go there now, a twenty-minute bus" for "How
+            do I get to work these days?" over the later "Month-end used to take nine days").
         slot_change_relevance: The share of the best a later statement that fills an asked slot and
             announces a change needs ("swim is changing again for summer" for "When is Anika's swim
             practice now?"); ``None``: as ``change_relevance``.
@@ -137,10 +141,15 @@ def latest_first(cands: Sequence[_Ranked], vectors: dict[str, np.ndarray], *, re
             key = fills_asked(later)
             if key is None:
                 continue
-            for earlier in taking_part[:i]:
+            others = list(taking_part[:i])
+            if slot_over_other:
+                others += [c for c in taking_part[i + 1:] if other_attribute(c)]
+            for earlier in others:
                 if relevant[id(earlier)] < floor or earlier.entry.actor != later.entry.actor:
                     continue
-                if earlier.entry.created_at >= later.entry.created_at:
+                if earlier.entry.created_at == later.entry.created_at:
+                    continue
+                if earlier.entry.created_at > later.entry.created_at and not slot_over_other:
                     continue
                 above = relevant[id(earlier)] * 1.001 * (1 + 1e-6 * i)
                 if later.fused * later.boost < above and later.fused > 0:

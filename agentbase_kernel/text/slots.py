@@ -64,6 +64,8 @@ _LIGHT = frozenset("""be have do get go make say tell think know want need let a
 look sound seem guess mean hear call help thank hope wonder remember forget use put find""".split())
 _SELF = frozenset({"i", "we", "me", "us", "my", "our", "mine", "ours", "myself", "ourselves"})
 _THIRD = frozenset({"he", "she", "they", "him", "her", "them", "his", "their", "it", "its"})
+# a verb states a relation when it heads a clause ("working" in "nine working days" does not)
+_CLAUSE_ROLES = frozenset({"ROOT", "conj", "xcomp", "ccomp", "advcl", "relcl", "pcomp", "acl", "parataxis"})
 # subjects, objects, copula attributes, and the head of a fragment ("Book club this month: ...")
 _NOUN_ROLES = frozenset({"nsubj", "nsubjpass", "dobj", "attr", "ROOT"})
 _LABEL = re.compile(r"^\s*\([^)]{0,80}\)\s*(?:[^:\n]{1,60}:\s)?")
@@ -137,7 +139,7 @@ def _slots(doc: Any) -> frozenset[Slot]:
     out: set[Slot] = set()
     for tok in doc:
         lemma = tok.lemma_.lower()
-        if tok.pos_ == "VERB" and tok.dep_ not in ("aux", "auxpass") and lemma not in _LIGHT:
+        if tok.pos_ == "VERB" and tok.dep_ in _CLAUSE_ROLES and lemma not in _LIGHT:
             subj = next((c for c in tok.children if c.dep_ in ("nsubj", "nsubjpass")), None)
             if subj is None and tok.dep_ in ("xcomp", "conj", "advcl") and tok.head.pos_ in ("VERB", "AUX"):
                 subj = next((c for c in tok.head.children if c.dep_ in ("nsubj", "nsubjpass")), None)
@@ -151,6 +153,10 @@ def _slots(doc: Any) -> frozenset[Slot]:
                 if subj is not None:
                     who = _holder(subj) or _possessor(subj)
             out.update((who, k) for k in _keys(lemma))
+            # "my new head baker": the small model often reads a compound as a noun and its apposition
+            for child in tok.children:
+                if child.dep_ == "appos" and child.pos_ == "NOUN":
+                    out.update((who, k) for k in _keys(child.lemma_.lower()))
     return frozenset(out)
 
 

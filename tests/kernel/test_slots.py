@@ -34,6 +34,8 @@ MAY = datetime(2024, 5, 20, 19, 30, tzinfo=UTC)
     # an object without an owner belongs to the verb's subject
     ("Pavel is changing jobs, he starts in September.", {("pavel", "work")}, {("self", "work")}),
     ("Ana left, Raj is my manager now.", {("ana", "leave"), ("self", "work")}, set()),
+    # "my new head baker", misread as a noun and its apposition, still names the baker
+    ("When does my new head baker start?", {("self", "baker")}, set()),
     # a state in the past tense is not the current value
     ("The defense was on Friday.", set(), {("self", "defense")}),
     ("The defense is on Friday.", {("self", "defense")}, set()),
@@ -147,3 +149,21 @@ def test_a_change_to_the_asked_slot_is_lifted_from_further_down(later_score, lat
                  asked_slots=slots.slots_of("When is Anika's swim practice now?"), slots_of=slots.slots_of,
                  slot_change_relevance=0.5)
     assert (_order(cands)[0] == "summer") is lifted
+
+
+def _commute_cands():
+    cands = [
+        _cand("train", 0.9, JAN, "Ledgerly is in Manchester, so it's a train, an hour each way."),
+        _cand("bus", 0.95, MAR, "Ledgerly opened a small Leeds office, so I go there now, a twenty-minute bus."),
+        _cand("month_end", 1.0, MAY, "Month-end used to take nine working days, now it's five."),
+    ]
+    vectors = {"train": np.array([1.0, 0.0]), "bus": np.array([1.0, 0.3]), "month_end": np.array([0.0, 1.0])}
+    return cands, vectors
+
+
+@pytest.mark.parametrize(("over_other", "first"), [(True, "bus"), (False, "month_end")])
+def test_the_asked_attribute_ranks_above_a_later_turn_on_another_one(over_other, first):
+    cands, vectors = _commute_cands()
+    pairs = _run(cands, vectors, "How do I get to work these days?", slot_over_other=over_other)
+    assert _order(cands)[0] == first
+    assert ("bus", "month_end", "slot:work") in pairs if over_other else all(e != "month_end" for _, e, _ in pairs)
