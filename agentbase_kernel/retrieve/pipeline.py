@@ -240,6 +240,7 @@ class Retriever:
                                  pool=cfg.latest_pool, change_relevance=cfg.latest_change_relevance,
                                  about_asker=intent_mod.asks_about_self(query), asked_slots=asked,
                                  slots_of=slots_mod.slots_of if asked is not None and slots_mod else None,
+                                 slots_of_many=slots_mod.slots_of_many if asked is not None and slots_mod else None,
                                  slot_lift=cfg.latest_slot_lift, slot_over_other=cfg.latest_slot_over_other,
                                  slot_change_relevance=cfg.latest_slot_change_relevance)
             ordered.sort(key=lambda c: (-c.fused * c.boost, c.rid))
