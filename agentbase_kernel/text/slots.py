@@ -17,7 +17,7 @@ The parser is not part of the pipeline the kernel loads for entities (``text/ner
 to keep ingest fast); it is loaded here lazily, once per process, only when latest first asks, and
 parses are cached by text.
 
-    slots_of("Ana left, Raj is my manager now.")    # {("third", "leave"), ("self", "work")...}
+    slots_of("Ana left, Raj is my manager now.")    # {("ana", "leave"), ("self", "work")}
 """
 
 from __future__ import annotations
@@ -71,6 +71,7 @@ _NOUN_ROLES = frozenset({"nsubj", "nsubjpass", "dobj", "attr", "ROOT"})
 _LABEL = re.compile(r"^\s*\([^)]{0,80}\)\s*(?:[^:\n]{1,60}:\s)?")
 
 _LOCK = threading.Lock()
+_PARSE_LOCK = threading.Lock()
 _NLP: list[Any] = []
 _TRIED: list[bool] = []
 _CACHE: OrderedDict[str, frozenset[Slot]] = OrderedDict()
@@ -189,11 +190,13 @@ def slots_of_many(texts: Iterable[str]) -> list[frozenset[Slot]] | None:
     cleaned = [_clean(t) for t in texts]
     with _LOCK:
         todo = [c for c in dict.fromkeys(cleaned) if c not in _CACHE]
-    parsed = {c: _slots(doc) for c, doc in zip(todo, nlp.pipe(todo))} if todo else {}
+    with _PARSE_LOCK:  # one parse at a time: a spaCy pipeline is not documented as thread-safe
+        parsed = {c: _slots(doc) for c, doc in zip(todo, nlp.pipe(todo))} if todo else {}
+        with _LOCK:
+            known = {c: _CACHE[c] for c in cleaned if c not in parsed and c in _CACHE}
+        parsed.update(known)
+        parsed.update({c: _slots(nlp(c)) for c in cleaned if c not in parsed})
     with _LOCK:
-        for c in cleaned:
-            if c not in parsed:
-                parsed[c] = _CACHE.get(c) or _slots(nlp(c))
         _CACHE.update(parsed)
         while len(_CACHE) > _CACHE_SIZE:
             _CACHE.popitem(last=False)
