@@ -117,6 +117,16 @@ class RetrievalConfig:
     # a later turn that announces a change ("switched", "moved", "instead": text/changes.py) may be
     # lifted from down to this share of the best score (turns that only ask are never lifted)
     latest_change_relevance: float = 0.6
+    # a later turn that fills another attribute than the question asks for (spaCy's parse,
+    # text/slots.py: "adjust it for the new city" for "which city do I live in?") is not lifted
+    latest_slots: bool = True
+    # ... and a later turn that fills the asked slot ranks above every earlier relevant turn of its
+    # speaker ("my defense moved to June 14" for "when is my thesis defense scheduled?")
+    latest_slot_lift: bool = True
+    # ... and also above a later turn of its speaker that fills only other attributes
+    latest_slot_over_other: bool = True
+    # ... and one that fills the asked slot and announces a change may come from down to this share
+    latest_slot_change_relevance: float = 0.5
     decompose: bool = False
     co_retrieval: bool = True
     co_retrieval_seeds: int = 3
