@@ -231,17 +231,18 @@ class Retriever:
         if cfg.latest_first and ordered and intent_mod.asks_current(query):
             from .updates import latest_first
 
-            asked = slots_mod = None
+            asked = slots_of = slots_of_many = None
             if cfg.latest_slots:
                 from ..text import slots as slots_mod
 
                 asked = slots_mod.slots_of(query)
+                if asked is not None:
+                    slots_of, slots_of_many = slots_mod.slots_of, slots_mod.slots_of_many
             pairs = latest_first(ordered, self.store.vectors_for({c.entry.content_hash for c in ordered}),  # type: ignore[union-attr]
                                  relevance=cfg.latest_relevance, same_topic=cfg.latest_same_topic,
                                  pool=cfg.latest_pool, change_relevance=cfg.latest_change_relevance,
                                  about_asker=intent_mod.asks_about_self(query), asked_slots=asked,
-                                 slots_of=slots_mod.slots_of if asked is not None and slots_mod else None,
-                                 slots_of_many=slots_mod.slots_of_many if asked is not None and slots_mod else None,
+                                 slots_of=slots_of, slots_of_many=slots_of_many,
                                  slot_lift=cfg.latest_slot_lift, slot_over_other=cfg.latest_slot_over_other,
                                  slot_change_relevance=cfg.latest_slot_change_relevance)
             ordered.sort(key=lambda c: (-c.fused * c.boost, c.rid))

@@ -119,10 +119,10 @@ def _holder(tok: Any) -> str:
     if lowered in _THIRD:
         return "third"
     if tok.pos_ == "PROPN" or tok.ent_type_ == "PERSON":
-        return lowered
+        return str(lowered)
     for child in tok.children:
         if child.dep_ == "appos" and child.pos_ == "PROPN":
-            return child.lower_
+            return str(child.lower_)
     return ""
 
 
