@@ -98,6 +98,8 @@ def test_update_sessions_and_history_keep_nul(kernel: Kernel) -> None:
     assert kernel.get(entry.id, user_id="u").tags == ["t\x00g"]
     assert [e.id for e in kernel.list(user_id="u", tags=["t\x00g"])] == [entry.id]
     assert [h.new_value for h in kernel.history(entry.id)][-1] == "second\x00version"
+    assert [h.id for h in kernel.find("second\x00version", user_id="u")][:1] == [entry.id]
+    assert kernel.trace_session(user_id="u")[0]["query"] == "second\x00version"  # the trace keeps the query
 
     session = kernel.create_session(user_id="u", metadata={"channel": "w\x00eb"})
     message = kernel.add_message(session.id, "user", "hello\x00there", metadata={"m": "\x00"})
