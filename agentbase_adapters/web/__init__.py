@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:
         print(f"agentbase-web: PORT must be a number, got {args[1]!r}", file=sys.stderr)
         return 2
-    from agentbase_kernel.store import is_postgres_url
+    from agentbase_kernel import is_postgres_url
 
     if not is_postgres_url(args[0]) and not os.path.exists(args[0]):  # a PostgreSQL URL is opened as given
         print(f"agentbase-web: no such file: {args[0]}", file=sys.stderr)
