@@ -1,8 +1,9 @@
 """Pytest fixtures for the PostgreSQL backend, and the switch that runs the suites on it.
 
 ``AGENTBASE_TEST_BACKEND=postgres make test`` (or ``make test-postgres``) routes every test that takes its
-database from a fixture (``db_location``, and through it ``db_path``, ``db``, ``kernel``, ``real_db``) to a fresh
-database on a throwaway server this plugin starts once per session and stops at the end. Tests about the
+database from a fixture (``db_location``, and through it ``db_path``, ``db``, ``kernel``, ``real_db``; for module-
+or session-scoped databases ``make_db_location``; for a copy ``copy_db_location``) to a fresh database on a
+throwaway server this plugin starts once per session and stops at the end. Tests about the
 SQLite file itself (WAL files, ``PRAGMA``, copying the file) carry ``@pytest.mark.sqlite_only("why")`` and are
 skipped there, saying why. Without the variable the suites run on SQLite as before, and only the tests that
 ask for ``postgres_url`` / ``postgres_server`` (the store contract suite's second backend, tests/postgres/)
