@@ -25,8 +25,8 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
 # the whole suite again with every fixture-provided database on a throwaway PostgreSQL + pgvector
-# (tests/postgres/plugin.py; docs/postgres.md); `make test` already runs the store contract suite and
-# tests/postgres on both backends
+# (tests/postgres/plugin.py; docs/postgres.md "Tests"); `make test` already runs the store contract suite
+# and tests/postgres on both backends; .ci/run runs both targets
 test-postgres: $(STAMP)
 	AGENTBASE_TEST_BACKEND=postgres $(BIN)/python -m pytest -q
 

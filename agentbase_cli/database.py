@@ -19,7 +19,7 @@ from pathlib import Path
 
 import click
 
-from agentbase_kernel import Kernel, is_postgres_url, redact_url
+from agentbase_kernel import Kernel, StorageError, is_postgres_url, redact_url
 
 from .errors import CliError, ExitCode
 
@@ -153,7 +153,13 @@ def open_kernel(ctx: click.Context, *, models: bool, ner: bool | None = None,
     kernel = Kernel(target.path, embedder=target.embedder if models else None,
                     ner=target.ner if use_ner else None, create=create, source="cli")
     try:
-        kernel.initialize()
+        try:
+            kernel.initialize()
+        except StorageError as exc:
+            # a server database without agentbase's tables is what a missing file is: say how to create it
+            if not create and is_server(target.path) and "holds no agentbase data" in str(exc):
+                raise missing_database(target) from exc
+            raise
         yield kernel
     finally:
         kernel.close()

@@ -74,7 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:
         print(f"agentbase-web: PORT must be a number, got {args[1]!r}", file=sys.stderr)
         return 2
-    if not os.path.exists(args[0]):
+    from agentbase_kernel import is_postgres_url
+
+    if not is_postgres_url(args[0]) and not os.path.exists(args[0]):  # a PostgreSQL URL is opened as given
         print(f"agentbase-web: no such file: {args[0]}", file=sys.stderr)
         return 2
     print(f"agentbase dashboard on http://127.0.0.1:{port}/ (Ctrl+C stops it)", file=sys.stderr)

@@ -77,9 +77,9 @@ def _fts_only_mem0(path: Path) -> Mem0Adapter:
     return Mem0Adapter(AgentBase(path, embedder=None, ner="regex"), owns_db=True)
 
 
-def test_mem0_messages_added_one_at_a_time_are_indexed_with_their_neighbours(tmp_path):
+def test_mem0_messages_added_one_at_a_time_are_indexed_with_their_neighbours(db_location):
     """The reply never says "green flag": it is found through the question it answers (and back)."""
-    m = _fts_only_mem0(tmp_path / "m.db")
+    m = _fts_only_mem0(db_location)
     try:
         for text in OTHERS:
             m.add([{"role": "user", "content": text, "name": "Caroline"}], user_id="u", infer=False)
@@ -96,9 +96,9 @@ def test_mem0_messages_added_one_at_a_time_are_indexed_with_their_neighbours(tmp
         m.close()
 
 
-def test_mem0_streams_are_per_run_and_scope(tmp_path):
+def test_mem0_streams_are_per_run_and_scope(db_location):
     """A write in another run (or for another user) is no neighbour."""
-    m = _fts_only_mem0(tmp_path / "m.db")
+    m = _fts_only_mem0(db_location)
     try:
         m.add(QUESTION, user_id="u", run_id="s1", infer=False)
         m.add(ANSWER, user_id="u", run_id="s2", infer=False)
@@ -110,8 +110,8 @@ def test_mem0_streams_are_per_run_and_scope(tmp_path):
         m.close()
 
 
-def test_close_waits_for_the_deferred_vectors(tmp_path):
-    path = tmp_path / "m.db"
+def test_close_waits_for_the_deferred_vectors(db_location):
+    path = db_location
     m = Mem0Adapter(AgentBase(path, embedder="minilm", ner="regex"), owns_db=True)
     for i in range(40):
         m.add(f"note number {i}: {OTHERS[i % len(OTHERS)]}", user_id="u", infer=False)
@@ -121,8 +121,8 @@ def test_close_waits_for_the_deferred_vectors(tmp_path):
     assert stats["entries"] == 40 and stats["vectors"] == 40
 
 
-def test_reopening_embeds_the_texts_a_killed_process_left_without_vectors(tmp_path):
-    path = tmp_path / "m.db"
+def test_reopening_embeds_the_texts_a_killed_process_left_without_vectors(db_location):
+    path = db_location
     with Kernel(path, embedder=None, ner="regex") as k:  # writes that never got a vector
         for text in OTHERS:
             k.add_memory(text, user_id="u", stream="s")
@@ -148,11 +148,11 @@ def test_reopening_embeds_the_texts_a_killed_process_left_without_vectors(tmp_pa
 
 # -- LangGraph -----------------------------------------------------------------------------------
 
-def test_langgraph_puts_in_a_namespace_are_a_stream(tmp_path):
+def test_langgraph_puts_in_a_namespace_are_a_stream(db_location):
     pytest.importorskip("langgraph")
     from agentbase_adapters.langgraph import AgentBaseStore
 
-    db = AgentBase(tmp_path / "g.db", embedder=None, ner="regex")
+    db = AgentBase(db_location, embedder=None, ner="regex")
     store = AgentBaseStore(db, index_fields=["text"])
     try:
         for i, text in enumerate(OTHERS):
@@ -171,8 +171,8 @@ def test_langgraph_puts_in_a_namespace_are_a_stream(tmp_path):
 
 # -- Minimal -------------------------------------------------------------------------------------
 
-def test_minimal_who_is_a_stream_with_speaker_and_time(tmp_path):
-    mem = MinimalAdapter(tmp_path / "n.db", embedder=None, ner="regex")
+def test_minimal_who_is_a_stream_with_speaker_and_time(db_location):
+    mem = MinimalAdapter(db_location, embedder=None, ner="regex")
     try:
         for text in OTHERS:
             mem.remember(text, who="u", speaker="Caroline")
@@ -222,9 +222,9 @@ def test_swap_paths_open_no_socket_and_call_no_llm(tmp_path, monkeypatch):
     assert attempts == []
 
 
-def test_a_stream_write_stamped_with_a_date_reads_relative_dates_against_it(tmp_path):
+def test_a_stream_write_stamped_with_a_date_reads_relative_dates_against_it(db_location):
     """Mem0 OSS has no timestamp slot: users put the date in the text; "yesterday" is the day before it."""
-    m = _fts_only_mem0(tmp_path / "m.db")
+    m = _fts_only_mem0(db_location)
     try:
         out = m.add("(1:56 pm on 8 May, 2023) Caroline: I went to a LGBTQ support group yesterday.", user_id="u",
                     infer=False)
@@ -235,12 +235,12 @@ def test_a_stream_write_stamped_with_a_date_reads_relative_dates_against_it(tmp_
         m.close()
 
 
-def test_langgraph_documents_without_a_speaker_are_not_a_stream(tmp_path):
+def test_langgraph_documents_without_a_speaker_are_not_a_stream(db_location):
     """Keyed documents are unrelated: "red car" must not be found for "apple" through its neighbours."""
     pytest.importorskip("langgraph")
     from agentbase_adapters.langgraph import AgentBaseStore
 
-    db = AgentBase(tmp_path / "g.db", embedder=None, ner="regex")
+    db = AgentBase(db_location, embedder=None, ner="regex")
     store = AgentBaseStore(db, index_fields=["text"])
     try:
         for key, text in (("doc1", "red apple"), ("doc2", "red car"), ("doc3", "green apple")):

@@ -18,8 +18,8 @@ ASSISTANT = "Coffee black with no sugar is a good morning habit; many people dri
 QUESTION = "How do I drink my coffee?"
 
 
-def test_minimal_role_reaches_the_kernel_and_ranks_the_users_words_first(tmp_path):
-    mem = MinimalAdapter(tmp_path / "m.db", embedder=None, ner="regex")
+def test_minimal_role_reaches_the_kernel_and_ranks_the_users_words_first(db_location):
+    mem = MinimalAdapter(db_location, embedder=None, ner="regex")
     try:
         assistant_id = mem.remember(ASSISTANT, who="u", speaker="Assistant", role="assistant")
         user_id = mem.remember(USER, who="u", speaker="Maya")
@@ -31,8 +31,8 @@ def test_minimal_role_reaches_the_kernel_and_ranks_the_users_words_first(tmp_pat
 
 
 @pytest.mark.parametrize("role", [5, "", "  "])
-def test_minimal_rejects_a_role_that_is_not_a_name(tmp_path, role):
-    mem = MinimalAdapter(tmp_path / "m.db", embedder=None, ner="regex")
+def test_minimal_rejects_a_role_that_is_not_a_name(db_location, role):
+    mem = MinimalAdapter(db_location, embedder=None, ner="regex")
     try:
         with pytest.raises(InvalidArgument, match="role"):
             mem.remember(USER, who="u", role=role)
@@ -41,11 +41,11 @@ def test_minimal_rejects_a_role_that_is_not_a_name(tmp_path, role):
         mem.close()
 
 
-def test_langgraph_value_role_reaches_the_kernel(tmp_path):
+def test_langgraph_value_role_reaches_the_kernel(db_location):
     pytest.importorskip("langgraph")
     from agentbase_adapters.langgraph import AgentBaseStore
 
-    db = AgentBase(tmp_path / "g.db", embedder=None, ner="regex")
+    db = AgentBase(db_location, embedder=None, ner="regex")
     store = AgentBaseStore(db, index_fields=["text"])
     try:
         ns = ("memories", "u")
@@ -71,9 +71,9 @@ def _id(db: AgentBase, ns: tuple[str, ...], key: str) -> str:
     return found[0].id
 
 
-def test_minimal_session_keyword_makes_its_own_stream(tmp_path):
+def test_minimal_session_keyword_makes_its_own_stream(db_location):
     """``remember(session=...)`` splits a who's writes into conversations, as Mem0's ``run_id`` does."""
-    mem = MinimalAdapter(tmp_path / "m.db", embedder=None, ner="regex")
+    mem = MinimalAdapter(db_location, embedder=None, ner="regex")
     try:
         first = mem.remember("What does the green flag on your wall mean?", who="u", speaker="Caroline", session=1)
         other = mem.remember("It stands for freedom, my grandmother gave it to me.", who="u", speaker="Mel", session=2)

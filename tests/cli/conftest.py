@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,10 +24,19 @@ def runner() -> CliRunner:
 
 
 @pytest.fixture
-def agentbase(runner, tmp_path, monkeypatch) -> Callable[..., Result]:
+def cli_db(request: pytest.FixtureRequest, test_backend: str, tmp_path: Path) -> Path | str:
+    """The database a command without ``--db`` opens: ``./agentbase.db`` in the test's folder, or under
+    AGENTBASE_TEST_BACKEND=postgres a fresh database's URL (given to the commands as ``$AGENTBASE_PATH``)."""
+    return str(request.getfixturevalue("postgres_url")) if test_backend == "postgres" else tmp_path / "agentbase.db"
+
+
+@pytest.fixture
+def agentbase(runner, tmp_path, monkeypatch, cli_db) -> Callable[..., Result]:
     """``agentbase(*args, input=None)`` in a fresh folder, with no models (see module docstring)."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("AGENTBASE_PATH", raising=False)
+    if isinstance(cli_db, str):  # a server database: the commands find it as a user's shell would
+        monkeypatch.setenv("AGENTBASE_PATH", cli_db)
     monkeypatch.setenv("AGENTBASE_EMBEDDER", "none")
     monkeypatch.setenv("AGENTBASE_NER", "regex")
 

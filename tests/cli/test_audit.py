@@ -17,8 +17,8 @@ def _seed(path) -> dict[str, str]:
     return {"alice": a, "bob": b}
 
 
-def test_audit_lists_the_whole_log_newest_first(ok, initialised, tmp_path) -> None:
-    ids = _seed(tmp_path / "agentbase.db")
+def test_audit_lists_the_whole_log_newest_first(ok, initialised, cli_db) -> None:
+    ids = _seed(cli_db)
     lines = [line.split("\t") for line in ok("audit").splitlines()]
     assert [(row[2], row[5]) for row in lines] == [
         ("delete", ids["bob"]), ("update", ids["alice"]), ("write", ids["bob"]), ("write", ids["alice"])]
@@ -27,8 +27,8 @@ def test_audit_lists_the_whole_log_newest_first(ok, initialised, tmp_path) -> No
     assert [int(row[0]) for row in lines] == sorted((int(row[0]) for row in lines), reverse=True)
 
 
-def test_audit_json_filters_by_scope_kind_and_limit(ok_json, ok, initialised, tmp_path) -> None:
-    ids = _seed(tmp_path / "agentbase.db")
+def test_audit_json_filters_by_scope_kind_and_limit(ok_json, ok, initialised, cli_db) -> None:
+    ids = _seed(cli_db)
     events = ok_json("audit", "--user-id", "alice")
     assert [(e["kind"], e["entry_ids"], e["scope"]["user_id"]) for e in events] == [
         ("update", [ids["alice"]], "alice"), ("write", [ids["alice"]], "alice")]
@@ -40,8 +40,8 @@ def test_audit_json_filters_by_scope_kind_and_limit(ok_json, ok, initialised, tm
     assert ok_json("audit", "--user-id", "nobody") == []
 
 
-def test_audit_since_and_until(ok_json, initialised, tmp_path) -> None:
-    _seed(tmp_path / "agentbase.db")
+def test_audit_since_and_until(ok_json, initialised, cli_db) -> None:
+    _seed(cli_db)
     tomorrow = (datetime.now(timezone.utc) + timedelta(days=1)).strftime("%Y-%m-%d")
     yesterday = (datetime.now(timezone.utc) - timedelta(days=1)).strftime("%Y-%m-%d")
     assert ok_json("audit", "--since", tomorrow) == []
@@ -49,8 +49,8 @@ def test_audit_since_and_until(ok_json, initialised, tmp_path) -> None:
     assert ok_json("audit", "--until", yesterday) == []
 
 
-def test_audit_rejects_an_unknown_kind(agentbase, initialised, tmp_path) -> None:
-    _seed(tmp_path / "agentbase.db")
+def test_audit_rejects_an_unknown_kind(agentbase, initialised, cli_db) -> None:
+    _seed(cli_db)
     result = agentbase("audit", "--kind", "rename")
     assert result.exit_code == 2
     assert "Unknown audit kinds ['rename']" in result.stderr

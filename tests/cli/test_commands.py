@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -12,7 +13,8 @@ pytestmark = pytest.mark.usefixtures("initialised")
 
 
 def kernel() -> Kernel:
-    return Kernel("agentbase.db", embedder=None, ner=None)
+    """A kernel on the database the commands use (``$AGENTBASE_PATH`` when the tests run on a server)."""
+    return Kernel(os.environ.get("AGENTBASE_PATH", "agentbase.db"), embedder=None, ner=None)
 
 
 def test_add_prints_the_id_and_stores_the_text_with_its_options(ok):
@@ -171,11 +173,11 @@ def test_stats_counts_by_type_role_and_sessions(ok, ok_json):
     assert "by_type:" in ok("stats")
 
 
-def test_info_reports_the_file_without_loading_models(ok, ok_json):
+def test_info_reports_the_file_without_loading_models(ok, ok_json, cli_db):
     ok("add", "one")
     info = ok_json("info")
     assert info["schema_version"] >= 1 and info["entries"] == 1 and info["sessions"] == 0
-    assert info["path"].endswith("agentbase.db")
+    assert info["path"] == str(cli_db) if isinstance(cli_db, str) else info["path"].endswith("agentbase.db")
     assert "not loaded" in info["embedder"]
     assert "ner_stage" not in info
     assert ok_json("info", "--models")["ner_stage"] == "regex"
@@ -186,7 +188,7 @@ def test_verify_reports_ok_and_exit_4_on_a_damaged_index(agentbase, ok, ok_json)
     ok("add", "two entries")
     report = ok_json("verify")
     assert report["ok"] is True and report["vectors_checked"] is False
-    _drop_fts_rows("agentbase.db")
+    _drop_fts_rows(os.environ.get("AGENTBASE_PATH", "agentbase.db"))
     bad = agentbase("verify", "--json")
     assert bad.exit_code == 4
     assert json.loads(bad.stdout)["fts_ok"] is False
@@ -198,6 +200,13 @@ def test_verify_reports_ok_and_exit_4_on_a_damaged_index(agentbase, ok, ok_json)
 def _drop_fts_rows(path: str) -> None:
     """Damage the FTS index behind the kernel's back (the same SQLite library the kernel uses)."""
     from tests.reliability._inputs import raw_connect
+
+    if "://" in path:  # AGENTBASE_TEST_BACKEND=postgres: empty the first entry's tsvector
+        import psycopg
+
+        with psycopg.connect(path) as pg:
+            pg.execute("UPDATE entries SET fts = ''::tsvector WHERE rid = (SELECT min(rid) FROM entries)")
+        return
 
     conn = raw_connect(path)
     try:

@@ -5,6 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+
+@pytest.fixture
+def cli_db(tmp_path: Path) -> Path:
+    """On every backend: this module is about which file a command picks (default, pointer, variable, option)."""
+    return tmp_path / "agentbase.db"
+
 
 def entries(ok, *args: str) -> list[str]:
     return [e["l2_full"] for e in json.loads(ok(*args, "list", "--json"))]

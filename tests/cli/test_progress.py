@@ -31,7 +31,8 @@ def _stderr_on_a_terminal(args: list[str], cwd) -> str:
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # a fresh pty is 0 columns wide
     env = {**os.environ, "AGENTBASE_EMBEDDER": "none", "AGENTBASE_NER": "regex"}
-    env.pop("AGENTBASE_PATH", None)
+    if "://" not in env.get("AGENTBASE_PATH", ""):  # a server database (AGENTBASE_TEST_BACKEND=postgres) stays
+        env.pop("AGENTBASE_PATH", None)
     proc = subprocess.run([agentbase, *args], check=False, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=slave, timeout=300)
     os.close(slave)
     chunks = []

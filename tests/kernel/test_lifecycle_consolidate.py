@@ -35,6 +35,21 @@ def _fill(k, user="u"):
     return ids, keep, fresh
 
 
+def _consolidated_from(location, summary_id: str) -> list[str]:
+    """The ``consolidates`` links of a summary, read outside the kernel (psycopg on a PostgreSQL URL)."""
+    if isinstance(location, str) and "://" in location:  # AGENTBASE_TEST_BACKEND=postgres
+        import psycopg
+
+        with psycopg.connect(location) as pg:
+            rows = pg.execute("SELECT dst FROM entry_links WHERE src = %s AND relation = 'consolidates'",
+                              (summary_id,)).fetchall()
+        return [r[0] for r in rows]
+    with sqlite3.connect(location) as conn:
+        rows = conn.execute("SELECT dst FROM entry_links WHERE src = ? AND relation = 'consolidates'",
+                            (summary_id,)).fetchall()
+    return [r[0] for r in rows]
+
+
 def test_consolidate_folds_old_low_importance_memories_and_is_idempotent(kernel):
     ids, keep, fresh = _fill(kernel)
     kernel.add_memory("someone else's old note", user_id="v", created_at=OLD, importance=0.1)
@@ -54,10 +69,7 @@ def test_consolidate_folds_old_low_importance_memories_and_is_idempotent(kernel)
     assert {e.id for e in kernel.list(user_id="u", archived=True)} == set(ids)
     assert all(kernel.history(i)[-1].event == "ARCHIVE" and kernel.history(i)[-1].actor == "nightly" for i in ids)
     assert kernel.history(ids[0])[-1].new_value == f"consolidated into {summary.id}"
-    with sqlite3.connect(kernel.path) as conn:
-        links = conn.execute("SELECT dst FROM entry_links WHERE src = ? AND relation = 'consolidates'",
-                             (summary.id,)).fetchall()
-    assert sorted(r[0] for r in links) == sorted(ids)
+    assert sorted(_consolidated_from(kernel.path, summary.id)) == sorted(ids)
     archive_rows = kernel.audit(user_id="u", kinds="archive")
     assert sorted(i for e in archive_rows for i in e.entry_ids) == sorted(ids)
     assert {e.detail["reason"] for e in archive_rows} == {f"consolidated into {summary.id}"}

@@ -1,8 +1,9 @@
 """Pytest fixtures for the PostgreSQL backend, and the switch that runs the suites on it.
 
 ``AGENTBASE_TEST_BACKEND=postgres make test`` (or ``make test-postgres``) routes every test that takes its
-database from a fixture (``db_location``, and through it ``db_path``, ``db``, ``kernel``, ``real_db``) to a fresh
-database on a throwaway server this plugin starts once per session and stops at the end. Tests about the
+database from a fixture (``db_location``, and through it ``db_path``, ``db``, ``kernel``, ``real_db``; for module-
+or session-scoped databases ``make_db_location``; for a copy ``copy_db_location``) to a fresh database on a
+throwaway server this plugin starts once per session and stops at the end. Tests about the
 SQLite file itself (WAL files, ``PRAGMA``, copying the file) carry ``@pytest.mark.sqlite_only("why")`` and are
 skipped there, saying why. Without the variable the suites run on SQLite as before, and only the tests that
 ask for ``postgres_url`` / ``postgres_server`` (the store contract suite's second backend, tests/postgres/)
@@ -12,7 +13,8 @@ start the server.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import shutil
+from collections.abc import Callable, Iterator
 from importlib.util import find_spec
 from pathlib import Path
 
@@ -91,3 +93,35 @@ def db_location(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
     if selected_backend() == "postgres":
         return str(request.getfixturevalue("postgres_url"))
     return tmp_path / "memory.db"
+
+
+@pytest.fixture(scope="session")
+def make_db_location(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path | str]:
+    """``make(name)``: a new database for a module- or session-scoped fixture (``db_location`` is per test):
+    a file ``name`` in a new folder of the session's temporary directory, or a fresh Postgres database's URL
+    under ``AGENTBASE_TEST_BACKEND=postgres`` (dropped with the server at the end of the session)."""
+
+    def make(name: str = "memory.db") -> Path | str:
+        if selected_backend() == "postgres":
+            return str(request.getfixturevalue("postgres_server").create_database())
+        return tmp_path_factory.mktemp(Path(name).stem) / name
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def copy_db_location(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path | str], Path | str]:
+    """``copy(location)``: a copy of a closed database to change freely: the file with its ``-wal``/``-shm``
+    in a new folder, or on Postgres a new database created from it (``CREATE DATABASE ... TEMPLATE``)."""
+
+    def copy(location: Path | str) -> Path | str:
+        if isinstance(location, str) and location.startswith(("postgresql://", "postgres://")):
+            return str(request.getfixturevalue("postgres_server").create_database(copy_of=location.rsplit("/", 1)[1]))
+        source = Path(location)
+        target = tmp_path_factory.mktemp("copy") / source.name
+        for suffix in ("", "-wal", "-shm"):
+            if source.with_name(source.name + suffix).exists():
+                shutil.copy(source.with_name(source.name + suffix), target.with_name(target.name + suffix))
+        return target
+
+    return copy

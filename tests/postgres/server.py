@@ -118,10 +118,11 @@ class ThrowawayServer:
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://{self.user}@127.0.0.1:{self.port}/{database}"
 
-    def create_database(self, name: str | None = None) -> str:
-        """A fresh database with ``vector`` installed; returns its URL."""
+    def create_database(self, name: str | None = None, *, copy_of: str | None = None) -> str:
+        """A fresh database with ``vector`` installed, or a copy of the database ``copy_of`` (which must have
+        no open connections); returns its URL."""
         name = name or f"t_{os.getpid()}_{next(self._counter)}"
-        self.execute(f'CREATE DATABASE "{name}" TEMPLATE {TEMPLATE} STRATEGY FILE_COPY')
+        self.execute(f'CREATE DATABASE "{name}" TEMPLATE "{copy_of or TEMPLATE}" STRATEGY FILE_COPY')
         return self.url(name)
 
     def drop_database(self, name: str) -> None:

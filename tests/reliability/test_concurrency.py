@@ -22,7 +22,27 @@ READERS = 2
 SHARED = 10
 
 
-def run_workload(path: Path, writers: int, writes: int, readers: int, shared: int, read_seconds: float = 5.0) -> dict:
+def _stored(path: Path | str) -> tuple[Counter, Counter]:
+    """Live entry texts and message texts, read outside the kernel (the SQLite file is integrity-checked too)."""
+    if isinstance(path, str) and "://" in path:  # AGENTBASE_TEST_BACKEND=postgres
+        import psycopg
+
+        with psycopg.connect(path) as pg:
+            entries = Counter(t for (t,) in pg.execute("SELECT l2_full FROM entries WHERE invalid_at IS NULL"))
+            messages = Counter(t for (t,) in pg.execute("SELECT content FROM messages"))
+        return entries, messages
+    conn = raw_connect(path)
+    try:
+        entries = Counter(t for (t,) in conn.execute("SELECT l2_full FROM entries WHERE invalid_at IS NULL"))
+        messages = Counter(t for (t,) in conn.execute("SELECT content FROM messages"))
+        integrity = conn.execute("PRAGMA integrity_check").fetchone()[0]
+    finally:
+        conn.close()
+    assert integrity == "ok"
+    return entries, messages
+
+
+def run_workload(path: Path | str, writers: int, writes: int, readers: int, shared: int, read_seconds: float = 5.0) -> dict:
     """Run the writers and readers in spawned processes and check the file; returns the figures."""
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(writers + readers) as pool:
@@ -33,14 +53,7 @@ def run_workload(path: Path, writers: int, writes: int, readers: int, shared: in
     errors = [e for res in wrote + read for e in res["errors"]]
     assert errors == [], errors[:5]
 
-    conn = raw_connect(path)
-    try:
-        entries = Counter(t for (t,) in conn.execute("SELECT l2_full FROM entries WHERE invalid_at IS NULL"))
-        messages = Counter(t for (t,) in conn.execute("SELECT content FROM messages"))
-        integrity = conn.execute("PRAGMA integrity_check").fetchone()[0]
-    finally:
-        conn.close()
-    assert integrity == "ok"
+    entries, messages = _stored(path)
     written = [t for res in wrote for t in res["written"]]
     assert len(written) == writers * writes
     missing = [t for t in written if entries[t] == 0]
@@ -62,8 +75,8 @@ def workers_embedder():
     return HashEmbedder()
 
 
-def test_writers_through_every_adapter_and_readers_on_one_file(tmp_path):
-    figures = run_workload(tmp_path / "shared.db", WRITERS, WRITES, READERS, SHARED)
+def test_writers_through_every_adapter_and_readers_on_one_file(db_location):
+    figures = run_workload(db_location, WRITERS, WRITES, READERS, SHARED)
     TALLY["writes_checked"] += figures["writes"]
     TALLY["concurrent_reads"] += figures["reads"]
     assert figures["reads"] > 0

@@ -81,8 +81,15 @@ def test_sigkill_during_bulk_ingest_loses_nothing_acknowledged(tmp_path, hash_em
 # -- verify / rebuild, in the API and on the command line ------------------------------------------
 
 
-def _damage_fts(path: Path, n: int = 2) -> None:
+def _damage_fts(path: Path | str, n: int = 2) -> None:
     """Drop ``n`` rows from the FTS index behind the kernel's back, as a crashed tool might."""
+    if isinstance(path, str) and "://" in path:  # AGENTBASE_TEST_BACKEND=postgres: empty their tsvector
+        import psycopg
+
+        with psycopg.connect(path) as pg:
+            pg.execute("UPDATE entries SET fts = ''::tsvector WHERE rid IN "
+                       "(SELECT rid FROM entries ORDER BY rid LIMIT %s)", (n,))
+        return
     conn = raw_connect(path)
     try:
         rids = [r for (r,) in conn.execute("SELECT rid FROM entries ORDER BY rid LIMIT ?", (n,))]
@@ -108,9 +115,15 @@ def test_verify_detects_and_rebuild_repairs_a_damaged_fts_index(kernel):
 
 def test_rebuild_embeds_texts_that_lost_their_vector(kernel):
     kernel.add_memory("Bob waters the ferns on Sundays", user_id="bob")
-    conn = raw_connect(kernel.path)
-    conn.execute("DELETE FROM embeddings")
-    conn.commit()
-    conn.close()
+    if isinstance(kernel.path, str):  # AGENTBASE_TEST_BACKEND=postgres
+        import psycopg
+
+        with psycopg.connect(kernel.path) as pg:
+            pg.execute("DELETE FROM embeddings")
+    else:
+        conn = raw_connect(kernel.path)
+        conn.execute("DELETE FROM embeddings")
+        conn.commit()
+        conn.close()
     assert kernel.verify()["texts_without_vector"] == 1
     assert kernel.rebuild()["ok"]

@@ -21,8 +21,8 @@ _ID = st.text(alphabet=st.one_of(_CONTROL, st.sampled_from("ab")), min_size=1, m
 
 
 @pytest.fixture
-def k(tmp_path, hash_embedder):
-    with Kernel(tmp_path / "m.db", embedder=hash_embedder, ner="regex") as kernel:
+def k(db_location, hash_embedder):
+    with Kernel(db_location, embedder=hash_embedder, ner="regex") as kernel:
         yield kernel
 
 
@@ -159,8 +159,8 @@ def test_a_named_ner_model_that_is_missing_raises(tmp_path, hash_embedder, name)
 # -- item 11: a file made without an embedder is healthy --------------------------------------
 
 
-def test_a_file_written_without_an_embedder_verifies_ok_when_reopened_with_auto(tmp_path):
-    path = tmp_path / "plain.db"
+def test_a_file_written_without_an_embedder_verifies_ok_when_reopened_with_auto(db_location):
+    path = db_location
     with Kernel(path, embedder="none", ner="regex") as kernel:
         kernel.add_memory("hello world", user_id="u")
         assert kernel.verify()["ok"]
@@ -170,8 +170,8 @@ def test_a_file_written_without_an_embedder_verifies_ok_when_reopened_with_auto(
         assert report["ok"] and report["texts_without_vector"] == 0
 
 
-def test_an_embedder_named_later_adopts_the_file_and_verify_asks_for_a_rebuild(tmp_path, hash_embedder):
-    path = tmp_path / "plain.db"
+def test_an_embedder_named_later_adopts_the_file_and_verify_asks_for_a_rebuild(db_location, hash_embedder):
+    path = db_location
     with Kernel(path, embedder="none", ner="regex") as kernel:
         kernel.add_memory("hello world", user_id="u")
     with Kernel(path, embedder=hash_embedder, ner="regex") as kernel:
@@ -192,9 +192,10 @@ def test_non_finite_numbers_in_metadata_are_refused(k, value):
     assert k.count(user_id="u") == 0
 
 
-def test_metadata_in_the_file_is_standard_json(k, tmp_path):
+@pytest.mark.sqlite_only("reads the JSON text in the SQLite file (PostgreSQL's jsonb refuses NaN itself)")
+def test_metadata_in_the_file_is_standard_json(k):
     k.add_memory("n", user_id="u", metadata={"x": 1.5, "y": [None, True]})
-    conn = sqlite3.connect(tmp_path / "m.db")
+    conn = sqlite3.connect(k.location)
     for (text,) in conn.execute("SELECT metadata FROM entries"):
         json.loads(text, parse_constant=lambda c: pytest.fail(f"non-standard JSON constant {c}"))
     conn.close()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -20,6 +19,7 @@ from ..base import EntryFilter, utcnow
 from ..filters import parse_metadata_filter
 from ..rows import entry_from_row, scope_key
 from .connection import PgConnections, is_connection_lost, is_retryable
+from .escape import escape_json, needs_json_escape, text_in, text_out
 from .filters import compile_metadata_filter
 
 __all__ = ["ENTRY_COLS", "PgCore", "check_filter_value", "fetch_one", "jsonb", "mapped", "scope_key", "storage_error",
@@ -40,31 +40,17 @@ RETRIES = 2
 
 
 def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=False)
+    dumped = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=False)
+    if needs_json_escape(dumped):  # a NUL (or U+0001/U+0002) somewhere: escaped (escape.py), dumped again
+        dumped = json.dumps(escape_json(value), ensure_ascii=False, separators=(",", ":"), default=str,
+                            allow_nan=False)
+    return dumped
 
 
 def jsonb(value: Any) -> Jsonb:
-    """A parameter for a ``jsonb`` column, written as the SQLite store writes its JSON text."""
+    """A parameter for a ``jsonb`` column, written as the SQLite store writes its JSON text (strings escaped
+    as ``escape.py`` says, since ``jsonb`` cannot hold NUL)."""
     return Jsonb(value, dumps=_dumps)
-
-
-# PostgreSQL text cannot hold NUL; the kernel keeps texts verbatim, so NUL is escaped as U+FFFE "0"
-# (and U+FFFE itself as U+FFFE U+FFFE: a noncharacter, reserved for such internal use)
-_ESC = "\ufffe"
-_UNESCAPE = re.compile("\ufffe([\ufffe0])")
-
-
-def text_in(value: str | None) -> str | None:
-    """A text as stored: NUL escaped (``text_out`` reverses it)."""
-    if value is None or ("\x00" not in value and _ESC not in value):
-        return value
-    return value.replace(_ESC, _ESC + _ESC).replace("\x00", _ESC + "0")
-
-
-def text_out(value: str | None) -> str | None:
-    if value is None or _ESC not in value:
-        return value
-    return _UNESCAPE.sub(lambda m: "\x00" if m.group(1) == "0" else _ESC, value)
 
 
 def text_out_required(value: str | None, column: str) -> str:

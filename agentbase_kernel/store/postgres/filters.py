@@ -5,7 +5,8 @@ when it holds null), so a missing key, a null and each JSON type are told apart 
 every condition is ``coalesce``d to a boolean, never NULL, so ``NOT`` is plain negation.
 Numbers and booleans compare as in Python (``True == 1``), strings byte by byte (``COLLATE "C"``,
 SQLite's order). A string equality on a top-level key also asks ``metadata @> {...}``, which the
-GIN index on ``metadata`` answers.
+GIN index on ``metadata`` answers. Keys and strings are compared escaped, as they are stored (``escape.py``
+says why that keeps each operator exact for values holding NUL).
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from ..filters import All, AnyOf, Cond, MetadataFilter, Not, dumps
+from .escape import escape_json, text_in
 
 __all__ = ["compile_metadata_filter"]
 
 
 def _jsonb(value: Any) -> Jsonb:
-    return Jsonb(value, dumps=dumps)
+    return Jsonb(escape_json(value), dumps=dumps)
 
 
 def compile_metadata_filter(flt: MetadataFilter, column: str) -> tuple[str, list[Any]]:
@@ -52,8 +54,8 @@ def _join(parts: list[tuple[str, list[Any]]], sep: str, empty: str) -> tuple[str
 def _node(column: str, key: str) -> tuple[str, list[Any]]:
     """The ``jsonb`` at ``key``: a top-level key spelled with dots wins, else the nested path."""
     if "." not in key:
-        return f"({column} -> %s)", [key]
-    return f"coalesce({column} -> %s, {column} #> %s)", [key, key.split(".")]
+        return f"({column} -> %s)", [text_in(key)]
+    return f"coalesce({column} -> %s, {column} #> %s)", [text_in(key), [text_in(k) for k in key.split(".")]]
 
 
 def _equal(node: str, node_args: list[Any], value: Any) -> tuple[str, list[Any]]:
@@ -82,19 +84,19 @@ def _condition(cond: Cond, node: str, node_args: list[Any]) -> tuple[str, list[A
         sign = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}[op]
         if isinstance(x, str):
             return (f"coalesce({is_text} AND {text} COLLATE \"C\" {sign} %s COLLATE \"C\", FALSE)",
-                    [*node_args, *node_args, x])
+                    [*node_args, *node_args, text_in(x)])
         return (f"coalesce(jsonb_typeof({node}) = 'number' AND ({text})::numeric {sign} %s, FALSE)",
                 [*node_args, *node_args, x])
     if op == "exists":
         return (f"({node} IS NOT NULL)" if x else f"({node} IS NULL)"), list(node_args)
     if op == "startswith":
-        return f"coalesce({is_text} AND starts_with({text}, %s), FALSE)", [*node_args, *node_args, x]
+        return f"coalesce({is_text} AND starts_with({text}, %s), FALSE)", [*node_args, *node_args, text_in(x)]
     if op == "icontains":
         return (f"coalesce({is_text} AND strpos(lower({text}), %s) > 0, FALSE)",
-                [*node_args, *node_args, x.lower()])
+                [*node_args, *node_args, text_in(x.lower())])
     # contains: a substring of a string, or an element of a list
     member = f"(jsonb_typeof({node}) = 'array' AND {node} @> %s)"
     if isinstance(x, str):
         return (f"coalesce(({is_text} AND strpos({text}, %s) > 0) OR {member}, FALSE)",
-                [*node_args, *node_args, x, *node_args, *node_args, _jsonb([x])])
+                [*node_args, *node_args, text_in(x), *node_args, *node_args, _jsonb([x])])
     return f"coalesce({member}, FALSE)", [*node_args, *node_args, _jsonb([x])]

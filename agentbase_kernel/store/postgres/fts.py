@@ -32,7 +32,12 @@ _PARSED_ITEMS = 50_000
 
 
 def _idf(n: int, df: int) -> float:
-    """FTS5's BM25 IDF, floored like FTS5 does so that very common terms still count a little."""
+    """FTS5's BM25 IDF, floored like FTS5 does so that very common terms still count a little.
+
+    The scope's size and a term's df come from separate statements (or the cache): a write committed
+    between them can make df exceed n, which would be a log of a negative number; the scope holds at
+    least df rows."""
+    n = max(n, df)
     return max(math.log((n - df + 0.5) / (df + 0.5)), 1e-6)
 
 

@@ -194,7 +194,7 @@ class PortableMixin(PlannerStatsMixin):
                                "ORDER BY rid LIMIT %s", [jsonb(wanted)]):
             steps = [{"name": s[0], "ms": s[1], "candidates": s[2], "params": s[3]} for s in conn.execute(
                 "SELECT name, ms, candidates, params FROM trace_steps WHERE trace_id = %s ORDER BY idx", (row[1],))]
-            yield "trace", {"id": row[1], "query": row[2], "scope": row[3], "intents": row[4],
+            yield "trace", {"id": row[1], "query": text_out(row[2]), "scope": row[3], "intents": row[4],
                             "degrade_reason": row[5], "result_ids": row[6], "total_ms": row[7],
                             "created_at": iso(row[8]), "steps": steps}
 
@@ -346,7 +346,7 @@ class PortableMixin(PlannerStatsMixin):
         row = conn.execute(
             "INSERT INTO retrieval_traces (id, query, scope, intents, degrade_reason, result_ids, total_ms, "
             "created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING rid",
-            (rec["id"], rec["query"], jsonb(rec.get("scope") or {}), jsonb(rec.get("intents") or []),
+            (rec["id"], text_in(rec["query"]), jsonb(rec.get("scope") or {}), jsonb(rec.get("intents") or []),
              rec.get("degrade_reason"), jsonb(rec.get("result_ids") or []), float(rec.get("total_ms") or 0.0),
              _when(rec["created_at"], "created_at"))).fetchone()
         if row is None:

@@ -14,6 +14,7 @@ from typing import Any
 
 import psycopg
 from pgvector.psycopg import register_vector
+from psycopg.types.json import set_json_loads
 
 from ...errors import EmbeddingMismatch, SchemaTooNew, StorageError
 from ..base import NO_EMBEDDER
@@ -21,6 +22,7 @@ from .archive import ArchiveMixin
 from .connection import PgConnections
 from .core import fetch_one, mapped, storage_error
 from .entities import EntitiesMixin
+from .escape import loads_jsonb
 from .fts import FtsMixin
 from .governance import GovernanceMixin
 from .lifecycle import LifecycleMixin
@@ -88,6 +90,7 @@ class PostgresStore(SessionsMixin, SearchMixin, FtsMixin, EntitiesMixin, TracesM
         conn.execute("SELECT set_config('timezone', 'UTC', false), set_config('synchronous_commit', %s, false), "
                      "set_config('hnsw.iterative_scan', 'strict_order', false)", (self.synchronous_commit,))
         register_vector(conn)
+        set_json_loads(loads_jsonb, conn)  # strings in jsonb come back with their NULs (escape.py)
 
     def _migrate(self, conn: psycopg.Connection[Any]) -> None:
         """Apply the missing migrations under a session advisory lock (one process at a time)."""

@@ -6,7 +6,7 @@ from typing import Any
 
 from ...records import Scope, Trace
 from ..base import iso, utcnow
-from .core import PgCore, jsonb, mapped
+from .core import PgCore, jsonb, mapped, text_in, text_out
 
 __all__ = ["TracesMixin"]
 
@@ -20,7 +20,7 @@ class TracesMixin(PgCore):
             conn.execute(
                 "INSERT INTO retrieval_traces (id, query, scope, intents, degrade_reason, result_ids, total_ms, created_at) "
                 "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-                (trace.id, trace.query, jsonb(scope.as_dict()), jsonb(trace.intents), trace.degrade_reason,
+                (trace.id, text_in(trace.query), jsonb(scope.as_dict()), jsonb(trace.intents), trace.degrade_reason,
                  jsonb(result_ids), total_ms, utcnow()))
             if trace.steps:
                 with conn.cursor() as cur:
@@ -40,6 +40,6 @@ class TracesMixin(PgCore):
             for r in rows:
                 steps = [{"name": s[0], "ms": s[1], "candidates": s[2], "params": s[3]} for s in conn.execute(
                     "SELECT name, ms, candidates, params FROM trace_steps WHERE trace_id = %s ORDER BY idx", (r[0],))]
-                out.append({"id": r[0], "query": r[1], "scope": r[2], "intents": r[3], "degrade_reason": r[4],
+                out.append({"id": r[0], "query": text_out(r[1]), "scope": r[2], "intents": r[3], "degrade_reason": r[4],
                             "result_ids": r[5], "total_ms": r[6], "created_at": iso(r[7]), "steps": steps})
         return out

@@ -27,8 +27,8 @@ def conversation() -> list:
 
 
 @pytest.fixture
-def db(tmp_path: Path):
-    db = AgentBase(tmp_path / "agentbase.db", embedder=HashEmbedder())
+def db(db_location: Path | str):
+    db = AgentBase(db_location, embedder=HashEmbedder())
     yield db
     db.sync.close()
 

@@ -77,7 +77,7 @@ def same_moment(a: str, b: str) -> bool:
 
 
 @pytest.mark.parametrize("kind", ["qdrant", "faiss"])
-def test_mem0_store_imports_with_times_metadata_and_history(kind: str, tmp_path: Path) -> None:
+def test_mem0_store_imports_with_times_metadata_and_history(kind: str, tmp_path: Path, db_location) -> None:
     if kind == "faiss":
         pytest.importorskip("faiss")
     config = {"vector_store": vector_store(kind, tmp_path),
@@ -88,7 +88,7 @@ def test_mem0_store_imports_with_times_metadata_and_history(kind: str, tmp_path:
     config_file = tmp_path / "mem0.json"
     config_file.write_text(json.dumps(config), encoding="utf-8")
 
-    db = AgentBase(tmp_path / "agentbase.db", embedder=HashEmbedder())
+    db = AgentBase(db_location, embedder=HashEmbedder())
     try:
         summary = import_from(db.sync, "mem0", config_file)
         assert summary["by_type"]["memory"]["inserted"] == 3
@@ -119,7 +119,7 @@ def test_mem0_store_imports_with_times_metadata_and_history(kind: str, tmp_path:
         db.sync.close()
 
 
-def test_mem0_dry_run_and_unscoped_memories(tmp_path: Path) -> None:
+def test_mem0_dry_run_and_unscoped_memories(tmp_path: Path, db_location) -> None:
     import mem0
 
     config = {"vector_store": vector_store("qdrant", tmp_path),
@@ -132,7 +132,7 @@ def test_mem0_dry_run_and_unscoped_memories(tmp_path: Path) -> None:
     m.embedding_model = HashForMem0()
     m.add("Carol is vegetarian", user_id="carol", infer=False)
     m.vector_store.client.close()
-    db = AgentBase(tmp_path / "agentbase.db", embedder=HashEmbedder())
+    db = AgentBase(db_location, embedder=HashEmbedder())
     try:
         dry = import_from(db.sync, "mem0", config, dry_run=True)
         assert dry["by_type"] == {"memory": 1} and db.sync.stats()["entries"] == 0

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,8 +27,8 @@ def listed(client, thread_id: str, conv_id: str) -> tuple[list, list]:
             [(i.id, i.role, i.content[0].text) for i in items])
 
 
-def test_openai_threads_and_conversations(tmp_path: Path) -> None:
-    source = AgentBase(tmp_path / "source.db", embedder=HashEmbedder())
+def test_openai_threads_and_conversations(tmp_path: Path, db_location: Path | str, make_db_location: Any) -> None:
+    source = AgentBase(make_db_location("source.db"), embedder=HashEmbedder())
     client, http = sync_client(create_app(source))
     with http, warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -50,7 +51,7 @@ def test_openai_threads_and_conversations(tmp_path: Path) -> None:
     path = tmp_path / "openai.json"
     path.write_text(json.dumps(export), encoding="utf-8")
 
-    target = AgentBase(tmp_path / "target.db", embedder=HashEmbedder())
+    target = AgentBase(db_location, embedder=HashEmbedder())
     try:
         summary = import_from(target.sync, "openai-json", path, user_id="gardener")
         assert summary["by_type"]["session"]["inserted"] == 2
@@ -68,8 +69,8 @@ def test_openai_threads_and_conversations(tmp_path: Path) -> None:
         target.sync.close()
 
 
-def test_openai_json_errors(tmp_path: Path) -> None:
-    db = AgentBase(tmp_path / "t.db", embedder=None)
+def test_openai_json_errors(tmp_path: Path, db_location) -> None:
+    db = AgentBase(db_location, embedder=None)
     try:
         bad = tmp_path / "bad.json"
         bad.write_text(json.dumps({"object": "assistant", "id": "asst_1"}), encoding="utf-8")

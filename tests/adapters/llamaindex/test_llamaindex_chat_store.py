@@ -125,9 +125,9 @@ def test_reference_still_raises_on_pinned_release(call: Callable[[SimpleChatStor
         call(store)
 
 
-def test_persist_non_ascii_without_persist_call(tmp_path: Path) -> None:
+def test_persist_non_ascii_without_persist_call(db_location: Path | str) -> None:
     # Upstream persists to JSON; ours is durable as soon as add_message returns.
-    path = tmp_path / "chat.db"
+    path = db_location
     with AgentBase(path, embedder=None) as first:
         AgentBaseChatStore(first).add_message("user1", msg("ハロー héllo"))
     with AgentBase(path, embedder=None) as second:

@@ -88,9 +88,9 @@ def test_reset_removes_the_key(db: AgentBase) -> None:
     assert ours.get_messages("conv-1") == []
 
 
-def test_history_survives_a_new_process_object(tmp_path: Any) -> None:
+def test_history_survives_a_new_process_object(db_location: Any) -> None:
     # A second engine on a reopened file continues the same conversation: no persist() anywhere.
-    path = tmp_path / "chat.db"
+    path = db_location
     with AgentBase(path, embedder=None) as first:
         engine_for(AgentBaseChatStore(first, user_id="alice")).chat("remember me")
     with AgentBase(path, embedder=None) as second:

@@ -35,8 +35,8 @@ def _worker(path: str, user: str, start: Any) -> None:
         asyncio.run(engine.achat(f"{user} says async"))
 
 
-def test_two_processes_write_one_file(tmp_path: Path) -> None:
-    path = str(tmp_path / "shared.db")  # not created yet: both processes also race to migrate it
+def test_two_processes_write_one_file(db_location: Path | str) -> None:
+    path = str(db_location)  # not created yet: both processes also race to migrate it
     ctx = multiprocessing.get_context("spawn")
     start = ctx.Barrier(2)
     procs = [ctx.Process(target=_worker, args=(path, user, start)) for user in ("alice", "bob")]

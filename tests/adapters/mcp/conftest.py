@@ -28,13 +28,13 @@ _ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLEL
         "PYTHONPATH": str(ROOT)}
 
 
-def launch(db: Path, *options: str, env: dict[str, str] | None = None) -> StdioServerParameters:
+def launch(db: Path | str, *options: str, env: dict[str, str] | None = None) -> StdioServerParameters:
     """A server on ``db`` started by ``python -m tests.adapters.mcp._launch`` (hash embedder)."""
     return StdioServerParameters(command=sys.executable, args=["-m", "tests.adapters.mcp._launch", "--db", str(db),
                                                                *options], env={**_ENV, **(env or {})}, cwd=str(ROOT))
 
 
-def command(db: Path, *options: str) -> StdioServerParameters:
+def command(db: Path | str, *options: str) -> StdioServerParameters:
     """The real ``agentbase-mcp`` command (real models)."""
     exe = Path(sys.executable).with_name("agentbase-mcp")
     return StdioServerParameters(command=str(exe), args=["--db", str(db), *options], env=_ENV, cwd=str(ROOT))
@@ -82,12 +82,13 @@ class McpClient:
 
 
 @pytest.fixture(scope="module")
-def server_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("mcp") / "memory.db"
+def server_db(make_db_location: Any) -> Path | str:
+    """The server's database: a file, or a Postgres URL under AGENTBASE_TEST_BACKEND=postgres."""
+    return make_db_location("memory.db")
 
 
 @pytest.fixture(scope="module")
-def alice(server_db: Path) -> Iterator[McpClient]:
+def alice(server_db: Path | str) -> Iterator[McpClient]:
     """A single-tenant stdio server for user 'alice'."""
     client = McpClient(launch(server_db, "--user-id", "alice"))
     yield client
@@ -95,7 +96,7 @@ def alice(server_db: Path) -> Iterator[McpClient]:
 
 
 @pytest.fixture(scope="module")
-def kernel_on(server_db: Path) -> Iterator[Kernel]:
+def kernel_on(server_db: Path | str) -> Iterator[Kernel]:
     """A kernel on the server's file, to check what the tools did."""
     with Kernel(server_db, embedder=HashEmbedder(), ner="regex") as k:
         yield k

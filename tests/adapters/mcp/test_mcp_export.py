@@ -16,8 +16,8 @@ BOB_SECRET = "Bob's locker code is 4417 at Zephyrgym"
 
 
 @pytest.fixture(scope="module")
-def shared(tmp_path_factory: pytest.TempPathFactory):
-    path: Path = tmp_path_factory.mktemp("export") / "shared.db"
+def shared(make_db_location):
+    path: Path | str = make_db_location("shared.db")
     with Kernel(path, embedder=HashEmbedder(), ner="regex") as k:
         bob = k.add_memory(BOB_SECRET, user_id="bob").id
         k.add_messages("bob-chat", [{"role": "user", "content": "Bob met Quillon at Zephyrgym"}], user_id="bob")

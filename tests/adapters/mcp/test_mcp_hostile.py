@@ -20,8 +20,8 @@ from .test_mcp_tools import EXPECTED_TOOLS
 
 
 @pytest.fixture(scope="module")
-def target(tmp_path_factory: pytest.TempPathFactory):
-    path = tmp_path_factory.mktemp("hostile") / "memory.db"
+def target(make_db_location):
+    path = make_db_location("memory.db")
     client = McpClient(launch(path, "--user-id", "alice"))
     client.ok("add_memory", {"text": "A memory to aim at", "metadata": {"n": 1}})
     client.ok("add_message", {"session_id": "s", "role": "user", "content": "A turn to aim at"})
@@ -79,7 +79,7 @@ def test_bad_input_gets_our_message(target, tool, arguments, message):
     assert row_counts(path) == before
 
 
-def test_broken_frames_on_stdio_get_a_json_rpc_error_and_the_server_goes_on(tmp_path):
+def test_broken_frames_on_stdio_get_a_json_rpc_error_and_the_server_goes_on(db_location):
     """Garbage, invalid UTF-8, deep nesting and a lone-surrogate escape on the wire, then a normal call.
 
     The SDK's stdio transport drops a frame it cannot parse without a word (its client then waits
@@ -100,7 +100,7 @@ def test_broken_frames_on_stdio_get_a_json_rpc_error_and_the_server_goes_on(tmp_
               json.dumps({**call, "id": "deep", "params": {"name": "search_memories",
                                                            "arguments": {"query": "x", "filters": deep}}}).encode() + b"\n",
               json.dumps({**call, "id": 3}).replace("PLACEHOLDER", "fine after all that").encode() + b"\n"]
-    params = launch(tmp_path / "raw.db", "--user-id", "alice")
+    params = launch(db_location, "--user-id", "alice")
     proc = subprocess.Popen([params.command, *params.args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, cwd=str(ROOT), env=server_env())
     replies: dict = {}

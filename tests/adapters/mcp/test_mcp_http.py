@@ -20,9 +20,9 @@ KEY = "test-key-0123456789"
 
 
 @pytest.fixture(scope="module")
-def http_server(tmp_path_factory: pytest.TempPathFactory):
+def http_server(tmp_path_factory: pytest.TempPathFactory, make_db_location):
     home = tmp_path_factory.mktemp("http")
-    db, key_file = home / "memory.db", home / "key.txt"
+    db, key_file = make_db_location("memory.db"), home / "key.txt"
     key_file.write_text(KEY + "\n")
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "tests.adapters.mcp._launch", "--db", str(db), "--user-id", "alice",

@@ -21,8 +21,8 @@ BOB_SECRET = "Bob's locker code is 4417 at Zephyrgym"
 
 
 @pytest.fixture(scope="module")
-def shared(tmp_path_factory: pytest.TempPathFactory):
-    path: Path = tmp_path_factory.mktemp("iso") / "shared.db"
+def shared(make_db_location):
+    path: Path | str = make_db_location("shared.db")
     with Kernel(path, embedder=HashEmbedder(), ner="regex") as k:
         bob = {"memory": k.add_memory(BOB_SECRET, user_id="bob", metadata={"kind": "secret"}).id}
         k.add_messages("bob-chat", [{"role": "user", "content": "Bob met Quillon at Zephyrgym"}], user_id="bob")
@@ -31,7 +31,7 @@ def shared(tmp_path_factory: pytest.TempPathFactory):
     return path, bob
 
 
-def bob_state(path: Path) -> str:
+def bob_state(path: Path | str) -> str:
     with Kernel(path, embedder=HashEmbedder(), ner="regex") as k:
         entries = k.list(user_id="bob", limit=None, include_expired=True, include_invalid=True)
         return json.dumps({"entries": [(e.id, e.l2_full, e.metadata, e.tags, str(e.updated_at)) for e in entries],

@@ -7,8 +7,8 @@ from agentbase_kernel import Kernel
 from .conftest import McpClient, command
 
 
-def test_semantic_search_through_the_installed_command(tmp_path, minilm):
-    db = tmp_path / "real.db"
+def test_semantic_search_through_the_installed_command(db_location, minilm):
+    db = db_location
     client = McpClient(command(db, "--user-id", "alice"))
     try:
         for text in ("I'm allergic to shellfish", "My daughter Maya plays the cello in the school orchestra",

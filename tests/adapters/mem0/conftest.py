@@ -150,7 +150,7 @@ def memory(request: pytest.FixtureRequest, tmp_path: Any, minilm: Any) -> Iterat
         yield Harness(target, impl, mode)
         target.close()
         return
-    db = AgentBase(tmp_path / "memory.db", embedder=minilm, ner="regex")
+    db = AgentBase(request.getfixturevalue("db_location"), embedder=minilm, ner="regex")
     target = Mem0Adapter(db) if mode == "sync" else AsyncMem0Adapter(db)
     yield Harness(target, impl, mode)
     db.sync.close()

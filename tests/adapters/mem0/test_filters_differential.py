@@ -77,8 +77,8 @@ def qdrant_store(mem0_offline):
 
 
 @pytest.fixture(scope="module")
-def ours(tmp_path_factory):
-    db = AgentBase(tmp_path_factory.mktemp("filters") / "memory.db", embedder=HashEmbedder(), ner="regex")
+def ours(make_db_location):
+    db = AgentBase(make_db_location("memory.db"), embedder=HashEmbedder(), ner="regex")
     memory = Mem0Adapter(db)
     index = {}
     for i, payload in enumerate(PAYLOADS):

@@ -83,8 +83,8 @@ async def test_async_twins(mem, kernel):
         await mem.aforget()
 
 
-def test_opens_and_closes_its_own_file(tmp_path, hash_embedder):
-    path = tmp_path / "memory.db"
+def test_opens_and_closes_its_own_file(db_location, hash_embedder):
+    path = db_location
     with MinimalAdapter(path, embedder=hash_embedder, ner="regex") as mem:
         entry_id = mem.remember("Alice prefers window seats", who="alice")
     with MinimalAdapter(path, embedder=hash_embedder, ner="regex") as again:

@@ -342,8 +342,8 @@ def test_thread_and_conversation_share_the_session_store(client: openai.OpenAI) 
 # -- persistence
 
 
-def test_persistence_across_server_restart(tmp_path: Path, hash_embedder: Any) -> None:
-    path = tmp_path / "served.db"
+def test_persistence_across_server_restart(db_location: Path | str, hash_embedder: Any) -> None:
+    path = db_location
     first_db = AgentBase(path, embedder=hash_embedder, ner="regex")
     client, http = sync_client(create_app(first_db, responder=reply_with_context))
     with http:

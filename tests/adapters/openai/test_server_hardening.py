@@ -413,8 +413,8 @@ def test_run_fields_are_the_sdks(fields: tuple[str, ...], module: str, name: str
 # -- item 6: a file written with another embedder --------------------------------------------
 
 
-def test_serve_opens_a_file_written_with_another_embedder(tmp_path: Path) -> None:
-    path = tmp_path / "int8.db"
+def test_serve_opens_a_file_written_with_another_embedder(db_location: Path | str) -> None:
+    path = db_location
     with AgentBase(path, embedder="minilm-int8") as db:
         thread = create_app(db)
         with TestClient(thread, base_url=BASE, client=("127.0.0.1", 1)) as http:

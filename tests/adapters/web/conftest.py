@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,7 +18,7 @@ from tests.conftest import HashEmbedder
 DAY0 = datetime(2026, 3, 2, 9, 30, tzinfo=UTC)  # a Monday
 
 
-def _populate(path: Path, embedder: HashEmbedder) -> dict[str, str]:
+def _populate(path: Path | str, embedder: HashEmbedder) -> dict[str, str]:
     from langgraph.store.base import PutOp  # noqa: F401  (the extra must be there)
     from llama_index.core.llms import ChatMessage
 
@@ -27,8 +28,10 @@ def _populate(path: Path, embedder: HashEmbedder) -> dict[str, str]:
     from agentbase_adapters.minimal import MinimalAdapter
 
     ids: dict[str, str] = {}
-    config = {"vector_store": {"provider": "qdrant", "config": {"path": str(path)}},
-              "embedder": {"provider": "agentbase", "config": {"embedder": embedder}}}
+    # Mem0's config for the database: a file for qdrant's path, a URL for pgvector's connection string
+    store = ({"provider": "pgvector", "config": {"connection_string": path}} if isinstance(path, str)
+             else {"provider": "qdrant", "config": {"path": str(path)}})
+    config = {"vector_store": store, "embedder": {"provider": "agentbase", "config": {"embedder": embedder}}}
     with Memory.from_config(config) as m:
         [pizza] = m.add("Alice likes pizza from Naples", user_id="alice", infer=False,
                         metadata={"topic": "food"})["results"]
@@ -71,8 +74,8 @@ def _populate(path: Path, embedder: HashEmbedder) -> dict[str, str]:
 
 
 @pytest.fixture(scope="session")
-def dashboard_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    path = tmp_path_factory.mktemp("web") / "dashboard.db"
+def dashboard_file(make_db_location: Any) -> tuple[Path | str, dict[str, str]]:
+    path = make_db_location("dashboard.db")
     ids = _populate(path, HashEmbedder())
     return path, ids
 

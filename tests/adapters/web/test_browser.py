@@ -127,13 +127,10 @@ def test_every_view_renders_data_in_chromium(kernel, browser_page, shots, dashbo
         _check(page, base, "entry", f"/memories/{ids['mem0']}", "#history tr td", shots, full_page=True)
 
 
-def test_edit_form_posts_through_the_guard_in_chromium(dashboard_file, browser_page, tmp_path):
+def test_edit_form_posts_through_the_guard_in_chromium(dashboard_file, browser_page, copy_db_location):
     path, ids = dashboard_file
-    for suffix in ("", "-wal", "-shm"):
-        if path.with_name(path.name + suffix).exists():
-            shutil.copy(path.with_name(path.name + suffix), tmp_path / f"copy.db{suffix}")
     page = browser_page
-    kernel = Kernel(tmp_path / "copy.db", embedder=HashEmbedder(), ner="regex", create=False).initialize()
+    kernel = Kernel(copy_db_location(path), embedder=HashEmbedder(), ner="regex", create=False).initialize()
     with kernel, _Server(kernel, allow_edit=True) as base:
         page.goto(f"{base}/memories/{ids['minimal']}")
         page.fill("#edit textarea[name=text]", "Alice now prefers aisle seats")

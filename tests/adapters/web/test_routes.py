@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
 import time
 
 import pytest
@@ -185,12 +184,9 @@ def test_read_only_refuses_every_write(client, kernel, dashboard_file):
 
 
 @pytest.fixture
-def copy_kernel(dashboard_file, tmp_path):
+def copy_kernel(dashboard_file, copy_db_location):
     path, ids = dashboard_file
-    for suffix in ("", "-wal", "-shm"):
-        if path.with_name(path.name + suffix).exists():
-            shutil.copy(path.with_name(path.name + suffix), tmp_path / f"copy.db{suffix}")
-    with Kernel(tmp_path / "copy.db", embedder=HashEmbedder(), ner="regex", create=False) as k:
+    with Kernel(copy_db_location(path), embedder=HashEmbedder(), ner="regex", create=False) as k:
         yield k, ids
 
 
@@ -239,7 +235,7 @@ def test_serve_and_main_refuse_bad_arguments(tmp_path, capsys):
     assert main([str(tmp_path / "missing.db"), "port"]) == 2 and "PORT must be a number" in capsys.readouterr().err
 
 
-def test_agentbase_web_script_serves_a_file(dashboard_file, tmp_path):
+def test_agentbase_web_script_serves_a_file(dashboard_file, copy_db_location):
     """`agentbase-web DB PORT` as a user runs it: the file (written with another embedder than
     the default) is served read-only on loopback."""
     import os
@@ -250,10 +246,7 @@ def test_agentbase_web_script_serves_a_file(dashboard_file, tmp_path):
     import httpx
 
     path, _ = dashboard_file
-    copy = tmp_path / "served.db"
-    for suffix in ("", "-wal", "-shm"):
-        if path.with_name(path.name + suffix).exists():
-            shutil.copy(path.with_name(path.name + suffix), tmp_path / f"served.db{suffix}")
+    copy = copy_db_location(path)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
