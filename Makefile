@@ -26,7 +26,7 @@ test: $(STAMP)
 
 # the whole suite again with every fixture-provided database on a throwaway PostgreSQL + pgvector
 # (tests/postgres/plugin.py; docs/postgres.md "Tests"); `make test` already runs the store contract suite
-# and tests/postgres on both backends; .ci/run runs both targets
+# and tests/postgres on both backends (.ci/run runs `make test` only: docs/postgres.md "Tests")
 test-postgres: $(STAMP)
 	AGENTBASE_TEST_BACKEND=postgres $(BIN)/python -m pytest -q
 
