@@ -1,4 +1,4 @@
-"""What every backend shares: the entry filter and the timestamp format.
+"""What every backend shares: the entry filter, the timestamp format and BM25's IDF.
 
 The storage interface itself is ``Store`` in ``store/protocol.py``; the metadata filter language
 is in ``store/filters.py``.
@@ -6,6 +6,7 @@ is in ``store/filters.py``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from typing import Any, overload
@@ -78,3 +79,13 @@ class EntryFilter:
     # entries inside any of these scopes (each set field equal), are left out
     min_trust: float | None = None
     exclude_scopes: tuple[Scope, ...] = ()
+
+
+def bm25_idf(n: int, df: int) -> float:
+    """FTS5's BM25 IDF, floored like FTS5 does so that very common terms still count a little.
+
+    ``n`` (the scope's rows) and ``df`` may come from separate statements or a cache: a write
+    committed between them can make df exceed n, which would be a log of a negative number; the
+    scope holds at least df rows."""
+    n = max(n, df)
+    return max(math.log((n - df + 0.5) / (df + 0.5)), 1e-6)

@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("psycopg")
 
-from agentbase_kernel.store.postgres.fts import _idf
+from agentbase_kernel.store.base import bm25_idf as _idf
 
 
 def test_a_df_above_the_scope_size_scores_as_a_term_in_every_row() -> None:

@@ -15,12 +15,11 @@ its text) is kept for the process.
 
 from __future__ import annotations
 
-import math
 import threading
 from datetime import datetime
 from typing import Any
 
-from ..base import EntryFilter, utcnow
+from ..base import EntryFilter, bm25_idf, utcnow
 from .core import mapped
 from .planner import PlannerStatsMixin
 
@@ -29,16 +28,6 @@ __all__ = ["FtsMixin"]
 _K1, _B = 1.2, 0.75
 _CACHE_ITEMS = 20_000
 _PARSED_ITEMS = 50_000
-
-
-def _idf(n: int, df: int) -> float:
-    """FTS5's BM25 IDF, floored like FTS5 does so that very common terms still count a little.
-
-    The scope's size and a term's df come from separate statements (or the cache): a write committed
-    between them can make df exceed n, which would be a log of a negative number; the scope holds at
-    least df rows."""
-    n = max(n, df)
-    return max(math.log((n - df + 0.5) / (df + 0.5)), 1e-6)
 
 
 class FtsMixin(PlannerStatsMixin):
@@ -123,7 +112,7 @@ class FtsMixin(PlannerStatsMixin):
             rows, df = cache["rank", query, fkey, per_term]
             if not rows:
                 continue
-            idf = _idf(n_scope or 1, df)
+            idf = bm25_idf(n_scope or 1, df)
             for rid, part in rows:
                 scores[rid] = scores.get(rid, 0.0) + part * idf
         ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))

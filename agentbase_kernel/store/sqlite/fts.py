@@ -8,11 +8,10 @@ in step inside the same transaction, so the index can never drift from the rows.
 
 from __future__ import annotations
 
-import math
 import threading
 from typing import Any
 
-from ..base import EntryFilter, iso, utcnow
+from ..base import EntryFilter, bm25_idf, iso, utcnow
 from .core import SqliteCore, mapped
 
 __all__ = ["FtsMixin"]
@@ -21,11 +20,6 @@ __all__ = ["FtsMixin"]
 # lower so that a turn that says the word itself ranks first (docs/retrieval.md)
 _FTS_WEIGHTS = "1.0, 0.7"
 _FTS_CACHE_ITEMS = 20_000
-
-
-def _idf(n: int, df: int) -> float:
-    """FTS5's BM25 IDF, floored like FTS5 does so that very common terms still count a little."""
-    return max(math.log((n - df + 0.5) / (df + 0.5)), 1e-6)
 
 
 class FtsMixin(SqliteCore):
@@ -99,8 +93,8 @@ class FtsMixin(SqliteCore):
                 rows, df_scope = cache[key]
                 if not rows:
                     continue
-                idf_global = _idf(n_global, df_global)
-                idf_scope = _idf(n_scope, df_scope)
+                idf_global = bm25_idf(n_global, df_global)
+                idf_scope = bm25_idf(n_scope, df_scope)
                 for rid, bm25 in rows:
                     scores[rid] = scores.get(rid, 0.0) + (-bm25) / idf_global * idf_scope
         ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
