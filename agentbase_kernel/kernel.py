@@ -769,6 +769,18 @@ class Kernel:
         """
         return self._ready().transaction()
 
+    def bulk_load(self) -> Any:
+        """Load many memories, then index: on PostgreSQL the vector (HNSW) index is built once when
+        the block ends instead of being kept up per write (searches inside rank exactly).
+
+        Usage::
+
+            with kernel.bulk_load():
+                for batch in batches:
+                    kernel.add_memories(batch)
+        """
+        return self._ready().bulk_load()
+
     def wait_embedded(self, timeout: float | None = None) -> bool:
         """With ``ingest.defer_embedding``: block until every stored text has its vector.
 
@@ -841,7 +853,7 @@ class Kernel:
         from .portable import import_records
 
         self._gate.check("write", Scope(), "import", whole=True)
-        with writing_as(Writer("import", self._agent)):
+        with writing_as(Writer("import", self._agent)), self.bulk_load():
             return import_records(self, source, dry_run=bool(dry_run), progress=progress)
 
     # -- lifecycle: reinforcement, audit, prefetch (issue 22, docs/lifecycle.md) -----------------

@@ -101,10 +101,10 @@ def _fill(template: str, rng: random.Random, i: int) -> str:
     return " ".join(template.format(**slots).split()).replace(" .", ".").replace(" ;", ";")
 
 
-def memories(n: int, seed: int, *, user_id: str = "u0") -> Iterator[dict[str, Any]]:
-    """``n`` kernel ``add_memories`` items; item ``i`` depends only on ``(seed, i)``."""
+def memories(n: int, seed: int, *, user_id: str = "u0", first: int = 0) -> Iterator[dict[str, Any]]:
+    """``n`` kernel ``add_memories`` items from item ``first`` on; item ``i`` depends only on ``(seed, i)``."""
     start = datetime(2021, 1, 1, tzinfo=timezone.utc)
-    for i in range(n):
+    for i in range(first, first + n):
         rng = random.Random(seed * 1_000_003 + i)
         text = _fill(rng.choice(TEMPLATES), rng, i)
         yield {"text": f"{text} (#{i})" if rng.random() < 0.02 else text, "user_id": user_id,

@@ -165,7 +165,7 @@ def test_run_refuses_a_missing_dev_set(tmp_path):
 
 
 def test_scale_size_and_report(tmp_path):
-    row = run_size(300, tmp_path, n_queries=4, batch=100, progress=False)
+    row = run_size(300, tmp_path, n_queries=4, batch=100, progress=False, live_writes=50)
     assert row["size"] == 300 and row["stored"] == 300 and set(row["search"]) == set(LEGS)
     assert row["search"]["find"]["n"] == 4 and row["bytes"] > 0 and "recall_fts" in row["find_steps_mean_ms"]
     (tmp_path / "results").mkdir()

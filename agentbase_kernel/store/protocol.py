@@ -85,6 +85,9 @@ class Store(Protocol):
     def transaction(self) -> AbstractContextManager[None]:
         """Several calls as one atomic write; nested use is a savepoint."""
 
+    def bulk_load(self) -> AbstractContextManager[None]:
+        """Writes inside may leave index upkeep to the end of the block (a large import)."""
+
     def schema_version(self) -> int: ...
 
     def journal_mode(self) -> str: ...

@@ -13,12 +13,14 @@ pytestmark = pytest.mark.postgres
 
 
 def test_scale_size_on_postgres_and_the_report_beside_sqlite(tmp_path, postgres_url):
-    row = run_size(300, tmp_path, n_queries=4, batch=100, progress=False, backend="postgres", url=postgres_url)
+    row = run_size(300, tmp_path, n_queries=4, batch=100, progress=False, backend="postgres", url=postgres_url,
+                   live_writes=50)
     assert row["backend"] == "postgres" and row["stored"] == 300 and set(row["search"]) == set(LEGS)
+    assert row["live_writes"] == 50 and row["live_ingest_per_s"] > 0
     assert row["bytes"] > 7_000_000  # pg_database_size: the catalogue of an empty database alone is ~7.8 MB
     assert "entries_fts" in row["index_build_s"] and "recall_fts" in row["find_steps_mean_ms"]
     assert not list(tmp_path.glob("*.db"))  # nothing went to a SQLite file
-    sqlite_row = run_size(300, tmp_path, n_queries=4, batch=100, progress=False)
+    sqlite_row = run_size(300, tmp_path, n_queries=4, batch=100, progress=False, live_writes=50)
     (tmp_path / "results").mkdir()
     (tmp_path / "results" / "scale.json").write_text(json.dumps({"sizes": {"300": dict(sqlite_row, finished="a")}}))
     (tmp_path / "results" / "scale-postgres.json").write_text(json.dumps({"sizes": {"300": dict(row, finished="b")}}))

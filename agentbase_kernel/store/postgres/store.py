@@ -73,6 +73,7 @@ class PostgresStore(SessionsMixin, SearchMixin, FtsMixin, EntitiesMixin, TracesM
         self._ef_search: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
         self._unindexed_writes = 0
         self._next_index_check = 0
+        self._bulk_depth = 0
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def open(self) -> None:

@@ -122,6 +122,12 @@ class SqliteStore(SessionsMixin, VectorsMixin, FtsMixin, EntitiesMixin, TracesMi
                 raise locked_error(self.path, exc) from exc
             raise StorageError(f"SQLite error on {self.path}: {exc}", path=str(self.path)) from exc
 
+    @contextlib.contextmanager
+    def bulk_load(self) -> Iterator[None]:
+        """Nothing to defer here: the file keeps no vector index (the RAM one is built by the first
+        search after the load) and FTS5 indexes each row as it is written."""
+        yield
+
     @mapped
     def schema_version(self) -> int:
         return int(self.conns.get().execute("PRAGMA user_version").fetchone()[0])
