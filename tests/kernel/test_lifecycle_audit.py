@@ -68,6 +68,16 @@ def test_log_is_pruned_to_its_size(db_path, hash_embedder):
         assert len(k.audit(limit=None)) == 2
 
 
+def test_a_bulk_write_longer_than_the_log_keeps_its_newest_rows(db_path, hash_embedder):
+    """PostgreSQL prunes once per transaction, at its commit (migration m008): the result is the same."""
+    with _kernel(db_path, hash_embedder, audit_max_rows=7) as k:
+        results = k.add_memories([{"text": f"bulk memory {i}", "user_id": "u"} for i in range(30)])
+        events = k.audit(user_id="u", limit=None)
+        assert [e.entry_ids[0] for e in events] == [r.entry.id for r in results][::-1][:7]
+        k.add_memory("one more", user_id="u")
+        assert len(k.audit(user_id="u", limit=None)) == 7
+
+
 def test_audit_off_records_nothing(db_path, hash_embedder):
     with _kernel(db_path, hash_embedder, audit=False) as k:
         k.add_memory("quiet", user_id="u")

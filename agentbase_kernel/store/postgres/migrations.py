@@ -528,6 +528,39 @@ def m007_scope_cover(conn: Any) -> None:
     )
 
 
+def m008_prune_by_index(conn: Any) -> None:
+    """The audit log pruned once per transaction, at its commit, instead of once per written row.
+
+    The per-row prune made every write delete from the log: PL/pgSQL's generic plan for ``seq <= $1``
+    scans the whole table, and even through the primary key each delete walked the rows the same
+    transaction had already deleted (2,000 inserts into a 22,000-entry table: 2.2 s with it, 0.21 s
+    without). A deferred trigger now prunes once, at commit, to the newest ``audit_max_rows`` rows; the
+    change log's every-1,024-rows prune is planned for its bound each time."""
+    conn.execute(
+        """
+        DROP TRIGGER audit_log_prune ON audit_log;
+        CREATE OR REPLACE FUNCTION agentbase_audit_prune() RETURNS trigger LANGUAGE plpgsql
+        SET plan_cache_mode = force_custom_plan AS $$
+        DECLARE keep bigint;
+        BEGIN
+            IF current_setting('agentbase.audit_pruned', true) = txid_current()::text THEN
+                RETURN NULL;
+            END IF;
+            PERFORM set_config('agentbase.audit_pruned', txid_current()::text, true);
+            SELECT value::bigint INTO keep FROM meta WHERE key = 'audit_max_rows';
+            IF keep IS NOT NULL THEN
+                DELETE FROM audit_log WHERE seq <= (SELECT max(seq) FROM audit_log) - keep;
+            END IF;
+            RETURN NULL;
+        END $$;
+        CREATE CONSTRAINT TRIGGER audit_log_prune AFTER INSERT ON audit_log DEFERRABLE INITIALLY DEFERRED
+            FOR EACH ROW EXECUTE FUNCTION agentbase_audit_prune();
+        ALTER FUNCTION agentbase_log_entry() SET plan_cache_mode = force_custom_plan;
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[Any], None]] = [m001_core, m002_entry_changes, m003_lifecycle, m004_importance_archive,
-                                           m005_term_frequencies, m006_governance, m007_scope_cover]
+                                           m005_term_frequencies, m006_governance, m007_scope_cover,
+                                           m008_prune_by_index]
 SCHEMA_VERSION = len(MIGRATIONS)
