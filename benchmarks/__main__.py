@@ -213,8 +213,13 @@ def _postgres_server(args: argparse.Namespace) -> Any:
     return ThrowawayServer.start(durable=True)
 
 
-def _size_database(args: argparse.Namespace, server: Any, size: int) -> str:
-    name = f"agentbase_scale_{size}"
+def row_key(size: int, scopes: int) -> str:
+    """The row's key in the results file: the size, with ``xN`` when spread over N scopes."""
+    return str(size) if scopes == 1 else f"{size}x{scopes}"
+
+
+def _size_database(args: argparse.Namespace, server: Any, key: str) -> str:
+    name = f"agentbase_scale_{key}"
     if server is not None:
         server.drop_database(name)
         return str(server.create_database(name))
@@ -252,10 +257,11 @@ def _scale_sizes(args: argparse.Namespace, sizes: list[int], path: Path, server:
             print(f"== {size:,} memories ({args.backend})", flush=True)
             extra = ["--queries", str(args.queries)] if args.queries else []
             extra += ["--no-progress"] if args.no_progress else []
-            extra += ["--tmp", tmp]
+            extra += ["--tmp", tmp, "--scopes", str(args.scopes)]
+            key = row_key(size, args.scopes)
             if postgres:
-                extra += ["--backend", "postgres", "--postgres-url", _size_database(args, server, size)]
-            row = run_worker(["scale-one", str(size), *extra], Path(tmp) / f"scale-{size}.json", env=SINGLE_THREAD)
+                extra += ["--backend", "postgres", "--postgres-url", _size_database(args, server, key)]
+            row = run_worker(["scale-one", str(size), *extra], Path(tmp) / f"scale-{key}.json", env=SINGLE_THREAD)
             row["finished"] = _now()
             find = row["search"]["find"]
             print(f"   ingest={row['ingest_per_s']:,.0f}/s file={row['bytes'] / 1e6:,.1f} MB "
@@ -263,11 +269,11 @@ def _scale_sizes(args: argparse.Namespace, sizes: list[int], path: Path, server:
             # re-read before saving: another scale run (say the long 1M one) may have added its size meanwhile;
             # saved after each size, so a long run that dies keeps what it measured
             scale = json.loads(path.read_text()) if path.exists() else {"sizes": {}}
-            scale["sizes"][str(size)] = row
+            scale["sizes"][key] = row
             scale["versions"] = versions()
             path.write_text(json.dumps(scale, indent=1, default=str))
             if server is not None:
-                server.drop_database(f"agentbase_scale_{size}")
+                server.drop_database(f"agentbase_scale_{key}")
 
 
 def cmd_scale_one(args: argparse.Namespace) -> int:
@@ -277,7 +283,7 @@ def cmd_scale_one(args: argparse.Namespace) -> int:
     code = versions()["agentbase commit"]
     with tempfile.TemporaryDirectory(prefix="size-", dir=args.tmp) as tmp:
         row = run_size(args.size, Path(tmp), n_queries=args.queries, progress=not args.no_progress,
-                       backend=args.backend, url=args.postgres_url)
+                       backend=args.backend, url=args.postgres_url, scopes=args.scopes)
     row["code"] = code
     Path(args.out).write_text(json.dumps(row, default=str))
     return 0
@@ -377,6 +383,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tmp", help="directory for the scratch databases (default: the system temp dir)")
     p.add_argument("--backend", choices=("sqlite", "postgres"), default="sqlite",
                    help="postgres: the same loads on PostgreSQL + pgvector (results/scale-postgres.json)")
+    p.add_argument("--scopes", type=int, default=1,
+                   help="spread the memories over this many user scopes (memory i to user i mod N); searches stay in "
+                        "one of them (default 1: every search sees every memory)")
     p.add_argument("--postgres-url", help="with --backend postgres: a server to use (a database per size is created "
                                           "and dropped on it); default: a throwaway server started for the run")
     common(p)
@@ -389,6 +398,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", required=True)
     p.add_argument("--backend", choices=("sqlite", "postgres"), default="sqlite")
     p.add_argument("--postgres-url", help="the (empty) database to fill, with --backend postgres")
+    p.add_argument("--scopes", type=int, default=1)
     common(p, results=False)
     p.set_defaults(func=cmd_scale_one)
 

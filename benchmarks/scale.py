@@ -1,7 +1,8 @@
 """The scaling curve: ingest rate, search latency and file size at 10k / 100k / 1M memories.
 
 One size per process. Memories come from ``benchmarks.synthetic`` (seeded), all in one user scope
-(the worst case: every search sees every memory), and go in through ``Kernel.add_memories`` in
+(the worst case: every search sees every memory) or, with ``scopes=N``, spread over N users as a
+multi-tenant table is (searches then see one user's share), and go in through ``Kernel.add_memories`` in
 batches of ``batch`` items (one transaction each). Vectors come from the deterministic
 ``ProjectionEmbedder`` (384 dims, like MiniLM): the real model at 1M on 2 cores would take hours,
 and the curve measures the store and the search, not the model. NER is the kernel's regex stage
@@ -69,7 +70,7 @@ def _reindex_seconds(url: str, names: tuple[str, ...]) -> dict[str, float]:
 
 def run_size(size: int, workdir: Path, *, n_queries: int | None = None, batch: int = 2000, progress: bool = True,
              seed: int = SEED, backend: str = "sqlite", url: str | None = None,
-             live_writes: int = LIVE_WRITES) -> dict[str, Any]:
+             live_writes: int = LIVE_WRITES, scopes: int = 1) -> dict[str, Any]:
     """Build a ``size``-memory database and time ingest and search; returns one row of the curve."""
     from agentbase_kernel import Config, Kernel
 
@@ -83,7 +84,7 @@ def run_size(size: int, workdir: Path, *, n_queries: int | None = None, batch: i
     index_build: dict[str, float] = {}
     with Kernel(path, embedder=embedder, ner="regex", config=config) as kernel:
         info = kernel.info()
-        items = synthetic.memories(size, seed)
+        items = _spread(synthetic.memories(size, seed), scopes)
         with kernel.bulk_load():  # on PostgreSQL: the HNSW index is built once, at the end
             while True:
                 chunk = [item for _, item in zip(range(batch), items)]
@@ -111,8 +112,8 @@ def run_size(size: int, workdir: Path, *, n_queries: int | None = None, batch: i
     legs = {"find": None, "find, fts only": config.with_(retrieval={"vectors": False}).retrieval,
             "find, vectors only": config.with_(retrieval={"fts": False}).retrieval}
     # the floor: the same vectors in this process's RAM, embedded here in chunks
-    matrix = np.vstack([embedder.embed_batch([m["text"] for m in part])
-                        for part in _parts(synthetic.memories(size, seed), 10_000)])
+    searched = (m for m in _spread(synthetic.memories(size, seed), scopes) if m["user_id"] == "u0")
+    matrix = np.vstack([embedder.embed_batch([m["text"] for m in part]) for part in _parts(searched, 10_000)])
     qvecs = embedder.embed_batch(qs)
     with Kernel(path, embedder=embedder, ner="regex", config=config) as kernel:
         t0 = time.perf_counter()
@@ -135,12 +136,12 @@ def run_size(size: int, workdir: Path, *, n_queries: int | None = None, batch: i
         pbar.close()
         # after the searches (they ran on exactly ``size`` memories): writes once every index exists,
         # in small batches, as an agent's writes arrive after the load
-        live = list(synthetic.memories(live_writes, seed, first=size))
+        live = list(_spread(synthetic.memories(live_writes, seed, first=size), scopes, first=size))
         t0 = time.perf_counter()
         for i in range(0, len(live), 100):
             kernel.add_memories(live[i:i + 100])
         live_per_s = len(live) / max(time.perf_counter() - t0, 1e-9)
-    row = {"size": size, "stored": stored, "ingest_s": round(ingest_s, 2), "ingest_per_s": round(size / ingest_s, 1),
+    row = {"size": size, "scopes": scopes, "stored": stored, "ingest_s": round(ingest_s, 2), "ingest_per_s": round(size / ingest_s, 1),
            "live_writes": live_writes, "live_ingest_per_s": round(live_per_s, 1),
             "bytes": size_bytes, "bytes_per_memory": round(size_bytes / size, 1), "queries": len(qs),
             "batch": batch, "search": {leg: percentiles(ms) | {"n": len(ms)} for leg, ms in timings.items()},
@@ -153,6 +154,12 @@ def run_size(size: int, workdir: Path, *, n_queries: int | None = None, batch: i
         row |= {"backend": "postgres", "index_build_s": index_build,
                 "server": _pg(path, "SHOW server_version")[0][0]}
     return row
+
+
+def _spread(items: Any, scopes: int, first: int = 0) -> Any:
+    """Memory ``i`` to user ``u{i mod scopes}``: searches (in ``u0``) see one scope's share of the table."""
+    for i, item in enumerate(items, start=first):
+        yield item if scopes == 1 else {**item, "user_id": f"u{i % scopes}"}
 
 
 def _parts(items: Any, n: int) -> Any:

@@ -198,3 +198,17 @@ def test_store_scale_size_and_report(tmp_path):
     assert "LangGraph store search at scale" in text and "| 60 | 2 |" in text
     assert "AgentBaseStore search p50 ≤ InMemoryStore's at 40 items" in text
     assert "at 60 items only the first 40 texts were embedded" in text and "NER while loading: at 60 items" in text
+
+
+def test_scale_over_several_scopes_searches_one_and_is_shown_apart(tmp_path):
+    row = run_size(300, tmp_path, n_queries=3, batch=100, progress=False, live_writes=10, scopes=3)
+    assert row["scopes"] == 3 and row["stored"] == 100  # user u0 holds every third memory
+    one = run_size(300, tmp_path, n_queries=3, batch=100, progress=False, live_writes=10)
+    (tmp_path / "results").mkdir()
+    sizes = {"300": dict(one, finished="a"), "300x3": dict(row, finished="b")}
+    (tmp_path / "results" / "scale.json").write_text(json.dumps({"sizes": sizes, "versions": {}}))
+    (tmp_path / "results" / "scale-postgres.json").write_text(json.dumps({"sizes": sizes}))
+    text = report.render(tmp_path).read_text()
+    curve, postgres = text.split("## Scaling on PostgreSQL")
+    assert "over 3 users" not in curve.split("## Scaling curve")[1]
+    assert "| 300 over 3 users (searched: 100) |" in postgres
