@@ -189,7 +189,9 @@ def postgres_section(pg: dict[str, Any], sqlite: dict[str, Any] | None) -> list[
            "the HNSW index is built once when the load ends (its time is the `hnsw` figure of the index build column; "
            "rows measured before 2026-12-02 06:20 kept it up per write instead), `fts` is a `REINDEX` of the "
            "full-text GIN index; on SQLite the vector index is built in RAM by the first `find`. Live writes are 1,000 "
-           "more memories added after the searches in batches of 100, once every index exists. SQLite rows are from `results/scale.json` at the same size "
+           "more memories added after the searches in batches of 100, once every index exists. The fts-only and "
+           "vectors-only legs run right after the full `find` of the same query, whose terms the full-text cache "
+           "then holds: they show the warm cost, `find` itself the first ranking of each new term. SQLite rows are from `results/scale.json` at the same size "
            "(their run time in the last column); a \"SQLite, same hour\" row is SQLite measured right after the "
            "PostgreSQL row on the same loaded machine (`python -m benchmarks scale --sizes N --results-dir DIR`, "
            "stored under `same_hour_sqlite` in `results/scale-postgres.json`): compare those two as a ratio.", "",
