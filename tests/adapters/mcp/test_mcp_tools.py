@@ -83,17 +83,7 @@ def test_search_filters_by_metadata_category_and_dates(alice):
     assert "since must be" in alice.fails("search_memories", {"query": "x", "since": "not a date"})
 
 
-def _kernel_has_filter_operators(tmp_path) -> bool:
-    from agentbase_kernel import Kernel
-
-    with Kernel(tmp_path / "ops.db", embedder=None, ner="regex") as k:
-        k.add_memory("probe", user_id="probe", metadata={"n": 2})
-        return k.count(user_id="probe", metadata={"n": {"gte": 1}}) == 1
-
-
-def test_search_filter_operators_reach_the_kernel(alice, tmp_path):
-    if not _kernel_has_filter_operators(tmp_path):
-        pytest.skip("the kernel's metadata operators land with the house refactor")
+def test_search_filter_operators_reach_the_kernel(alice):
     for n in (1, 2, 3):
         alice.ok("add_memory", {"text": f"Reading list book number {n}", "metadata": {"book": n}})
     hits = alice.ok("search_memories", {"query": "reading list book", "filters": {"book": {"gte": 2}}})["results"]
