@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import contextlib
 import copy
 import functools
 import os
 import threading
 import uuid
-from collections.abc import Callable, Coroutine, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Sequence
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
@@ -1252,6 +1253,20 @@ class AgentBase:
     policies = _in_thread(Kernel.policies)
     conflicts = _in_thread(Kernel.conflicts)
     resolve = _in_thread(Kernel.resolve)
+
+    @contextlib.asynccontextmanager
+    async def bulk_load(self) -> AsyncIterator[None]:
+        """``Kernel.bulk_load`` for async code: ``async with db.bulk_load():``; the index build at the
+        end runs in a worker thread."""
+        block = self.sync.bulk_load()
+        block.__enter__()
+        try:
+            yield
+        except BaseException as exc:
+            if not await asyncio.to_thread(block.__exit__, type(exc), exc, exc.__traceback__):
+                raise
+        else:
+            await asyncio.to_thread(block.__exit__, None, None, None)
 
     async def close(self) -> None:
         """Close the file (after the deferred embedder, if any, has caught up). Safe to call twice."""

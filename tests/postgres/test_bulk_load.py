@@ -74,3 +74,17 @@ def test_an_import_into_postgres_loads_inside_bulk_load_and_leaves_the_index_bui
         assert sum(c["inserted"] for c in result["by_type"].values()) >= 120
         assert _has_index(postgres_url)
         assert kernel.find("garden party hall 7", user_id="u", top_k=3).hits
+
+
+async def test_the_async_facade_loads_inside_bulk_load_too(postgres_url, hash_embedder):
+    from agentbase_kernel import AgentBase
+
+    async with AgentBase(postgres_url, embedder=hash_embedder, ner="regex",
+                         config=Config().with_(storage={"vector_shortlist_above": SHORTLIST})) as db:
+        async with db.bulk_load():
+            await db.add_memories(_items(0, 120))
+            assert not _has_index(postgres_url)
+        assert _has_index(postgres_url)
+        with pytest.raises(ValueError, match="inside"):
+            async with db.bulk_load():
+                raise ValueError("inside")
