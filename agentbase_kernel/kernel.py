@@ -770,7 +770,7 @@ class Kernel:
         """
         return self._ready().transaction()
 
-    def bulk_load(self) -> Any:
+    def bulk_load(self) -> contextlib.AbstractContextManager[None]:
         """Load many memories, then index: on PostgreSQL the vector (HNSW) index is built once when
         the block ends instead of being kept up per write (searches inside rank exactly).
 

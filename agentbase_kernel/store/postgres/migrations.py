@@ -528,7 +528,7 @@ def m007_scope_cover(conn: Any) -> None:
     )
 
 
-def m008_prune_by_index(conn: Any) -> None:
+def m008_audit_prune_at_commit(conn: Any) -> None:
     """The audit log pruned once per transaction, at its commit, instead of once per written row.
 
     The per-row prune made every write delete from the log: PL/pgSQL's generic plan for ``seq <= $1``
@@ -562,5 +562,5 @@ def m008_prune_by_index(conn: Any) -> None:
 
 MIGRATIONS: list[Callable[[Any], None]] = [m001_core, m002_entry_changes, m003_lifecycle, m004_importance_archive,
                                            m005_term_frequencies, m006_governance, m007_scope_cover,
-                                           m008_prune_by_index]
+                                           m008_audit_prune_at_commit]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -121,18 +121,17 @@ class SearchMixin(PlannerStatsMixin):
             row = conn.execute("SELECT value FROM meta WHERE key = 'embedding_dim'").fetchone()
             if row is None or int(row[0]) <= 0:
                 return
-            self._next_index_check = self._unindexed_writes
-            self._ensure_index(conn, int(row[0]), 0)
+            self._ensure_index(conn, int(row[0]), 0, now=True)
 
-    def _ensure_index(self, conn: Any, dim: int, added: int) -> None:
+    def _ensure_index(self, conn: Any, dim: int, added: int, *, now: bool = False) -> None:
         """The HNSW (cosine) index, made once the table holds more vectors than a scope searched
         exactly: below that every search is exact, and writes skip the index's upkeep (most of
         a write's cost). Checked on this process's first write and every 1,000 vectors after,
-        not inside ``bulk_load``."""
+        not inside ``bulk_load``; ``now`` checks at once (the end of a ``bulk_load``)."""
         if self._index_dim is not None or self.vector_shortlist_above <= 0:
             return
         self._unindexed_writes += added
-        if self._unindexed_writes < self._next_index_check or self._bulk_depth:
+        if not now and (self._unindexed_writes < self._next_index_check or self._bulk_depth):
             return
         self._next_index_check = self._unindexed_writes + 1000
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_INDEX_LOCK,))
