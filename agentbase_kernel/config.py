@@ -35,6 +35,9 @@ class StorageConfig:
     vector_shortlist_above: int = 50_000
     # cache per-term FTS counts and rankings until the data changes
     fts_cache: bool = True
+    # PostgreSQL: a word in more rows of the searched scope than this (by the planner's statistics)
+    # takes its own candidates from its newest rows only (docs/postgres.md, "Common words")
+    fts_common_rows: int = 5_000
 
 
 @dataclass(frozen=True)

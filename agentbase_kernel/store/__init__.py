@@ -42,6 +42,6 @@ def _postgres(url: str, storage: StorageConfig, create: bool) -> Store:
                                 "pip install 'agentbase-memory[postgres]'") from exc
     store = PostgresStore(url, create=create, timeout_s=max(1.0, storage.busy_timeout_ms / 1000),
                           vector_shortlist_above=storage.vector_shortlist_above, synchronous=storage.synchronous,
-                          fts_cache=storage.fts_cache)
+                          fts_cache=storage.fts_cache, fts_common_rows=storage.fts_common_rows)
     store.open()
     return store

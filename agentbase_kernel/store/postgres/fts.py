@@ -20,17 +20,18 @@ from datetime import datetime
 from typing import Any
 
 from ..base import EntryFilter, bm25_idf, utcnow
+from .bm25 import part_from_entries
+from .common_terms import CommonTermsMixin
 from .core import mapped
 from .planner import PlannerStatsMixin
 
 __all__ = ["FtsMixin"]
 
-_K1, _B = 1.2, 0.75
 _CACHE_ITEMS = 20_000
 _PARSED_ITEMS = 50_000
 
 
-class FtsMixin(PlannerStatsMixin):
+class FtsMixin(CommonTermsMixin, PlannerStatsMixin):
     """``fts_search`` and ``rebuild_fts``."""
 
     fts_cache: bool
@@ -87,7 +88,8 @@ class FtsMixin(PlannerStatsMixin):
 
     @mapped
     def fts_search(self, terms: list[str], flt: EntryFilter, k: int, *, per_term: int = 400) -> list[tuple[int, float]]:
-        """``(entry rid, score)`` best first: BM25 with the IDF of the caller's scope (as ``SqliteStore``)."""
+        """``(entry rid, score)`` best first: BM25 with the IDF of the caller's scope (as ``SqliteStore``);
+        words common in a large scope are ranked as ``common_terms.py`` says."""
         if not terms:
             return []
         now = utcnow()
@@ -98,22 +100,42 @@ class FtsMixin(PlannerStatsMixin):
             self._fresh_statistics(conn)
             cache = self._fts_stats(conn, now)
             parsed = self._parse(conn, terms)
-            wanted = [parsed[t] for t in dict.fromkeys(terms) if parsed[t][1]]
+            wanted = list(dict.fromkeys((q, tuple(lx)) for q, lx in (parsed[t] for t in terms) if lx))
             if not wanted:
                 return []
             n_scope, avgdl = self._totals(conn, cache, where, args, fkey)
-            todo = [(query, lexemes) for query, lexemes in dict.fromkeys((q, tuple(lx)) for q, lx in wanted)
-                    if ("rank", query, fkey, per_term) not in cache]
+            shares = self._lexeme_shares(conn)
+            common = {query: rows for query, lexemes in wanted
+                      if (rows := self._common_rows(lexemes, shares, n_scope)) is not None}
+            keys = {query: ("recent" if query in common else "rank", query, fkey, per_term) for query, _ in wanted}
+            todo = [(query, lexemes) for query, lexemes in wanted if query not in common and keys[query] not in cache]
             if todo:
-                for query, term_rows in self._rank_terms(conn, todo, where, args, avgdl, per_term).items():
-                    cache["rank", query, fkey, per_term] = term_rows
+                for query, ranked_df in self._rank_terms(conn, todo, where, args, avgdl, per_term).items():
+                    cache[keys[query]] = ranked_df
+            for query, lexemes in wanted:
+                if query in common and keys[query] not in cache:
+                    newest = self._rank_recent(conn, query, lexemes, where, args, avgdl, per_term, common[query])
+                    cache[keys[query]] = (newest, common[query])
+            # a common word's part on every row the rarer words found, as exact ranking would give it
+            found = sorted({rid for query, _ in wanted if query not in common for rid, _ in cache[keys[query]][0]})
+            on: dict[str, dict[int, float]] = {}
+            for query, lexemes in wanted:
+                if query in common:
+                    known = cache.setdefault(("on", query, fkey), {})
+                    missing = [rid for rid in found if rid not in known]
+                    if missing:
+                        known.update(self._parts_on(conn, [(query, lexemes)], missing, where, args, avgdl)[query])
+                    on[query] = known
         scores: dict[int, float] = {}
-        for query, _ in dict.fromkeys((q, tuple(lx)) for q, lx in wanted):
-            rows, df = cache["rank", query, fkey, per_term]
-            if not rows:
+        for query, _ in wanted:
+            rows, df = cache[keys[query]]
+            parts = dict(rows)
+            if query in on:
+                parts.update((rid, on[query][rid]) for rid in found if on[query][rid] > 0)
+            if not parts:
                 continue
             idf = bm25_idf(n_scope or 1, df)
-            for rid, part in rows:
+            for rid, part in parts.items():
                 scores[rid] = scores.get(rid, 0.0) + part * idf
         ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
         return ranked[:k]
@@ -124,18 +146,15 @@ class FtsMixin(PlannerStatsMixin):
         the IDF) and its document count there, for every term in one statement.
 
         The GIN index finds a term's rows; the stored term counts (``fts_tf``) give its frequency
-        without unnesting each row's ``tsvector``; a phrase's frequency is its words' mean (FTS5
-        counts the phrase's hits)."""
+        without unnesting each row's ``tsvector``."""
         parts: list[str] = []
         params: list[Any] = []
         for i, (query, lexemes) in enumerate(terms):
-            tf = "(" + " + ".join(["coalesce((e.fts_tf ->> %s)::float8, 0)"] * len(lexemes)) + f") / {len(lexemes)}"
+            part, part_params = part_from_entries(lexemes, avgdl)
             parts.append(
-                f"(SELECT {i} AS term, rid, part, count(*) OVER () AS df FROM (SELECT e.rid, "
-                "(t.tf * %s) / (t.tf + %s * (1 - %s + %s * e.fts_len / %s)) AS part "
-                f"FROM entries e CROSS JOIN LATERAL (SELECT {tf} AS tf) t "
+                f"(SELECT {i} AS term, rid, part, count(*) OVER () AS df FROM (SELECT e.rid, {part} "
                 f"WHERE e.fts @@ %s::tsquery AND {where}) x WHERE part > 0 ORDER BY part DESC, rid LIMIT %s)")
-            params += [_K1 + 1, _K1, _B, _B, avgdl, *lexemes, query, *args, per_term]
+            params += [*part_params, query, *args, per_term]
         out: dict[str, tuple[list[tuple[int, float]], int]] = {query: ([], 0) for query, _ in terms}
         for term, rid, part, df in conn.execute(" UNION ALL ".join(parts), params).fetchall():
             rows, _ = out[terms[term][0]]

@@ -9,6 +9,7 @@ before its next search.
 
 from __future__ import annotations
 
+import math
 import threading
 from typing import Any
 
@@ -25,6 +26,7 @@ class PlannerStatsMixin(PgCore):
     _cache_lock: threading.RLock
     _rows_unanalysed: int
     _rows_analysed: float
+    _shares_at: float
 
     def _note_written(self, rows: int) -> None:
         with self._cache_lock:
@@ -32,7 +34,8 @@ class PlannerStatsMixin(PgCore):
 
     def _fresh_statistics(self, conn: Any) -> None:
         """``ANALYZE`` the searched tables when this process wrote enough rows since it last did
-        (outside a transaction only: a write's rows may still roll back)."""
+        (outside a transaction only: a write's rows may still roll back); the common words'
+        shares (common_terms.py) are read again after it."""
         if self.conns.in_write:
             return
         with self._cache_lock:
@@ -45,3 +48,4 @@ class PlannerStatsMixin(PgCore):
         rows = conn.execute("SELECT reltuples FROM pg_class WHERE oid = 'entries'::regclass").fetchone()[0]
         with self._cache_lock:
             self._rows_analysed = max(float(rows or 0), 0.0)
+            self._shares_at = -math.inf

@@ -7,6 +7,7 @@ Each job lives in its own part (``entries``, ``sessions``, ``search`` (vectors),
 from __future__ import annotations
 
 import contextlib
+import math
 import threading
 import weakref
 from collections.abc import Iterator
@@ -52,7 +53,8 @@ class PostgresStore(SessionsMixin, SearchMixin, FtsMixin, EntitiesMixin, TracesM
 
     def __init__(self, url: str, *, create: bool = True, pool_max: int = 10,
                  timeout_s: float = 30.0, vector_shortlist_above: int = VECTOR_SHORTLIST_ABOVE,
-                 synchronous: str = "NORMAL", fts_cache: bool = True) -> None:
+                 synchronous: str = "NORMAL", fts_cache: bool = True,
+                 fts_common_rows: int = 5_000) -> None:
         self.url = url
         # SQLite's synchronous=NORMAL in WAL mode may lose the last commits on power loss, never
         # consistency: PostgreSQL's synchronous_commit=off is the same promise (FULL keeps it on)
@@ -62,6 +64,9 @@ class PostgresStore(SessionsMixin, SearchMixin, FtsMixin, EntitiesMixin, TracesM
         self.vector_shortlist_above = vector_shortlist_above
         self._cache_lock = threading.RLock()
         self.fts_cache = fts_cache
+        self.fts_common_rows = fts_common_rows
+        self._shares: dict[str, float] = {}
+        self._shares_at = -math.inf
         self._rows_unanalysed = 0
         self._rows_analysed = 0.0
         self._fts: dict[Any, Any] = {}
