@@ -6,9 +6,9 @@ and the per-entry term counts (``fts_tf``, ``fts_len``) the trigger stores (``mi
 What differs is the tokenizer: PostgreSQL's parser and the snowball English stemmer instead of
 FTS5's unicode61 + porter (docs/postgres.md).
 
-As on SQLite, each term's ranked rows and document count in a filter, the filter's size and the
-average length are cached per process until the ``entry_changes`` log moves or an entry expires,
-so one ``find`` (which asks for each query word alone, then the whole query, then its key phrases)
+As on SQLite, each term's ranked rows and document count in a filter are cached per process until
+the ``entry_changes`` log moves or an entry expires (the filter's size and the average length until
+it moves by 1% of them: counting a large table reads all of it), so one ``find`` (which asks for each query word alone, then the whole query, then its key phrases)
 ranks each term once. Checking the cache is one round trip; a term's parse (a pure function of
 its text) is kept for the process.
 """
@@ -29,6 +29,8 @@ __all__ = ["FtsMixin"]
 
 _CACHE_ITEMS = 20_000
 _PARSED_ITEMS = 50_000
+# the counts behind BM25's N and avgdl are taken again once this share of them may have changed
+_DRIFT = 0.01
 
 
 class FtsMixin(CommonTermsMixin, PlannerStatsMixin):
@@ -38,6 +40,7 @@ class FtsMixin(CommonTermsMixin, PlannerStatsMixin):
     _cache_lock: threading.RLock
     _fts: dict[Any, Any]
     _fts_seq: int
+    _fts_totals: dict[Any, tuple[Any, ...]]
     _fts_now: datetime | None
     _parsed: dict[str, tuple[str, list[str]]]
 
@@ -52,6 +55,8 @@ class FtsMixin(CommonTermsMixin, PlannerStatsMixin):
             "SELECT (SELECT coalesce(max(seq), 0) FROM entry_changes), "
             "EXISTS (SELECT 1 FROM entries WHERE expires_at > %s AND expires_at <= %s)", (last, now)).fetchone()
         with self._cache_lock:
+            if expired:
+                self._fts_totals = {}
             if seq != self._fts_seq or expired or len(self._fts) > _CACHE_ITEMS:
                 self._fts, self._fts_seq, self._fts_now = {}, int(seq), now
             elif self._fts_now is None or self._fts_now < now:
@@ -77,14 +82,30 @@ class FtsMixin(CommonTermsMixin, PlannerStatsMixin):
         return known
 
     def _totals(self, conn: Any, cache: dict[Any, Any], where: str, args: list[Any], fkey: Any) -> tuple[int, float]:
-        """The filter's entry count (BM25's N) and every entry's average length (avgdl), in one statement."""
-        if "avgdl" not in cache or ("n", fkey) not in cache:
-            n_scope, n_all, total = conn.execute(
-                f"SELECT (SELECT count(*) FROM entries e WHERE {where}), count(*), coalesce(sum(fts_len), 0) FROM entries",
-                args).fetchone()
-            cache["avgdl"] = (float(total) / n_all) if n_all and total else 1.0
-            cache["n", fkey] = int(n_scope)
-        return cache["n", fkey], cache["avgdl"]
+        """The filter's entry count (BM25's N) and every entry's average length (avgdl).
+
+        Counting a 1M-row table reads all of it, so both are kept across writes until the change log
+        moves by ``_DRIFT`` of the rows counted (an IDF then moves by about as much); below 100 rows, by
+        any write, as before. An entry expiring counts them again (``_fts_stats``)."""
+        if "avgdl" in cache and ("n", fkey) in cache:
+            return cache["n", fkey], cache["avgdl"]
+        keep = self.fts_cache and not self.conns.in_write
+        with self._cache_lock:
+            seq = self._fts_seq
+            whole = self._fts_totals.get("all") if keep else None
+            scope = self._fts_totals.get(fkey) if keep else None
+        if whole is None or seq - whole[0] > _DRIFT * whole[1]:
+            n_all, total = conn.execute("SELECT count(*), coalesce(sum(fts_len), 0) FROM entries").fetchone()
+            whole = (seq, int(n_all), (float(total) / n_all) if n_all and total else 1.0)
+        if scope is None or seq - scope[0] > _DRIFT * scope[1]:
+            scope = (seq, int(conn.execute(f"SELECT count(*) FROM entries e WHERE {where}", args).fetchone()[0]))
+        if keep:
+            with self._cache_lock:
+                if len(self._fts_totals) > _CACHE_ITEMS:
+                    self._fts_totals.clear()
+                self._fts_totals["all"], self._fts_totals[fkey] = whole, scope
+        cache["avgdl"], cache["n", fkey] = whole[2], scope[1]
+        return scope[1], whole[2]
 
     @mapped
     def fts_search(self, terms: list[str], flt: EntryFilter, k: int, *, per_term: int = 400) -> list[tuple[int, float]]:

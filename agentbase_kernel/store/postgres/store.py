@@ -71,6 +71,7 @@ class PostgresStore(SessionsMixin, SearchMixin, FtsMixin, EntitiesMixin, TracesM
         self._rows_analysed = 0.0
         self._fts: dict[Any, Any] = {}
         self._fts_seq = -1
+        self._fts_totals: dict[Any, tuple[Any, ...]] = {}
         self._fts_now: Any = None
         self._parsed: dict[str, tuple[str, list[str]]] = {}
         self._counts: dict[Any, tuple[int, int]] = {}
