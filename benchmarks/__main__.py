@@ -238,6 +238,11 @@ def cmd_scale(args: argparse.Namespace) -> int:
     postgres = args.backend == "postgres"
     path = outdir / "results" / ("scale-postgres.json" if postgres else "scale.json")
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",")]
+    if args.searches_only:
+        if not (postgres and args.postgres_url):
+            raise SystemExit("--searches-only needs --backend postgres and the --postgres-url an earlier run loaded")
+        _scale_searches(args, sizes, outdir / "results" / "scale-postgres-searches.json")
+        return 0
     server = _postgres_server(args) if postgres else None
     try:
         _scale_sizes(args, sizes, path, server)
@@ -276,14 +281,40 @@ def _scale_sizes(args: argparse.Namespace, sizes: list[int], path: Path, server:
                 server.drop_database(f"agentbase_scale_{key}")
 
 
+def _scale_searches(args: argparse.Namespace, sizes: list[int], path: Path) -> None:
+    """The searches again on databases an earlier ``--postgres-url`` run left, one entry per run appended
+    to ``path`` (code commit and time with each)."""
+    parts = urlsplit(args.postgres_url)
+    with tempfile.TemporaryDirectory(prefix="bench-scale-", dir=args.tmp) as tmp:
+        for size in sizes:
+            key = row_key(size, args.scopes)
+            url = urlunsplit((parts.scheme, parts.netloc, f"/agentbase_scale_{key}", parts.query, ""))
+            print(f"== searches on {size:,} memories already loaded (postgres)", flush=True)
+            extra = ["--queries", str(args.queries)] if args.queries else []
+            extra += ["--no-progress"] if args.no_progress else []
+            extra += ["--tmp", tmp, "--scopes", str(args.scopes), "--backend", "postgres", "--postgres-url", url,
+                      "--searches-only"]
+            row = run_worker(["scale-one", str(size), *extra], Path(tmp) / f"searches-{key}.json", env=SINGLE_THREAD)
+            row["key"], row["finished"] = key, _now()
+            find = row["search"]["find"]
+            print(f"   find p50={find['p50_ms']} ms p95={find['p95_ms']} ms", flush=True)
+            runs = json.loads(path.read_text()) if path.exists() else {"runs": []}
+            runs["runs"].append(row)
+            path.write_text(json.dumps(runs, indent=1, default=str))
+
+
 def cmd_scale_one(args: argparse.Namespace) -> int:
     offline_env()
-    from .scale import run_size
+    from .scale import run_size, searches_only
 
     code = versions()["agentbase commit"]
     with tempfile.TemporaryDirectory(prefix="size-", dir=args.tmp) as tmp:
-        row = run_size(args.size, Path(tmp), n_queries=args.queries, progress=not args.no_progress,
-                       backend=args.backend, url=args.postgres_url, scopes=args.scopes)
+        if args.searches_only:
+            row = searches_only(args.size, args.postgres_url, n_queries=args.queries, scopes=args.scopes,
+                                progress=not args.no_progress)
+        else:
+            row = run_size(args.size, Path(tmp), n_queries=args.queries, progress=not args.no_progress,
+                           backend=args.backend, url=args.postgres_url, scopes=args.scopes)
     row["code"] = code
     Path(args.out).write_text(json.dumps(row, default=str))
     return 0
@@ -388,6 +419,9 @@ def main(argv: list[str] | None = None) -> int:
                         "one of them (default 1: every search sees every memory)")
     p.add_argument("--postgres-url", help="with --backend postgres: a server to use (a database per size is created "
                                           "and dropped on it); default: a throwaway server started for the run")
+    p.add_argument("--searches-only", action="store_true",
+                   help="with --postgres-url: time the searches again on the databases an earlier run there loaded "
+                        "(appended to results/scale-postgres-searches.json), to compare code on the same rows")
     common(p)
     p.set_defaults(func=cmd_scale)
 
@@ -399,6 +433,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--backend", choices=("sqlite", "postgres"), default="sqlite")
     p.add_argument("--postgres-url", help="the (empty) database to fill, with --backend postgres")
     p.add_argument("--scopes", type=int, default=1)
+    p.add_argument("--searches-only", action="store_true", help="search the database --postgres-url already holds")
     common(p, results=False)
     p.set_defaults(func=cmd_scale_one)
 

@@ -107,33 +107,9 @@ def run_size(size: int, workdir: Path, *, n_queries: int | None = None, batch: i
         size_bytes = tree_bytes(path)
 
     qs = synthetic.queries(queries_for(size, n_queries), seed + 1)
-    timings: dict[str, list[float]] = {leg: [] for leg in LEGS}
-    steps: dict[str, list[float]] = {}
-    legs = {"find": None, "find, fts only": config.with_(retrieval={"vectors": False}).retrieval,
-            "find, vectors only": config.with_(retrieval={"fts": False}).retrieval}
-    # the floor: the same vectors in this process's RAM, embedded here in chunks
-    searched = (m for m in _spread(synthetic.memories(size, seed), scopes) if m["user_id"] == "u0")
-    matrix = np.vstack([embedder.embed_batch([m["text"] for m in part]) for part in _parts(searched, 10_000)])
-    qvecs = embedder.embed_batch(qs)
     with Kernel(path, embedder=embedder, ner="regex", config=config) as kernel:
-        t0 = time.perf_counter()
-        kernel.find(qs[0], top_k=10, user_id="u0")  # builds the scope's vector index from the file
-        first_find_ms = (time.perf_counter() - t0) * 1000
-        pbar = bar(len(qs), f"search {size:,}", progress)
-        for q, qv in zip(qs, qvecs):
-            for leg, retrieval in legs.items():
-                t0 = time.perf_counter()
-                result = kernel.find(q, top_k=10, user_id="u0", config=retrieval)
-                timings[leg].append((time.perf_counter() - t0) * 1000)
-                if leg == "find":
-                    for step in result.trace.steps:
-                        steps.setdefault(step.name, []).append(step.ms)
-            t0 = time.perf_counter()
-            sims = matrix @ qv
-            np.argpartition(-sims, min(30, len(sims) - 1))[:30]
-            timings["vector numpy (RAM)"].append((time.perf_counter() - t0) * 1000)
-            pbar.update(1)
-        pbar.close()
+        timings, steps, first_find_ms = _time_searches(kernel, size, qs, embedder=embedder, config=config,
+                                                       scopes=scopes, seed=seed, progress=progress)
         # after the searches (they ran on exactly ``size`` memories): writes once every index exists,
         # in small batches, as an agent's writes arrive after the load
         live = list(_spread(synthetic.memories(live_writes, seed, first=size), scopes, first=size))
@@ -154,6 +130,58 @@ def run_size(size: int, workdir: Path, *, n_queries: int | None = None, batch: i
         row |= {"backend": "postgres", "index_build_s": index_build,
                 "server": _pg(path, "SHOW server_version")[0][0]}
     return row
+
+
+def _time_searches(kernel: Any, size: int, qs: list[str], *, embedder: Any, config: Any, scopes: int, seed: int,
+                   progress: bool) -> tuple[dict[str, list[float]], dict[str, list[float]], float]:
+    """Each leg's milliseconds per query, the ``find`` trace's steps, and the first ``find``'s time."""
+    timings: dict[str, list[float]] = {leg: [] for leg in LEGS}
+    steps: dict[str, list[float]] = {}
+    legs = {"find": None, "find, fts only": config.with_(retrieval={"vectors": False}).retrieval,
+            "find, vectors only": config.with_(retrieval={"fts": False}).retrieval}
+    # the floor: the same vectors in this process's RAM, embedded here in chunks
+    searched = (m for m in _spread(synthetic.memories(size, seed), scopes) if m["user_id"] == "u0")
+    matrix = np.vstack([embedder.embed_batch([m["text"] for m in part]) for part in _parts(searched, 10_000)])
+    qvecs = embedder.embed_batch(qs)
+    t0 = time.perf_counter()
+    kernel.find(qs[0], top_k=10, user_id="u0")  # builds the scope's vector index from the file
+    first_find_ms = (time.perf_counter() - t0) * 1000
+    pbar = bar(len(qs), f"search {size:,}", progress)
+    for q, qv in zip(qs, qvecs):
+        for leg, retrieval in legs.items():
+            t0 = time.perf_counter()
+            result = kernel.find(q, top_k=10, user_id="u0", config=retrieval)
+            timings[leg].append((time.perf_counter() - t0) * 1000)
+            if leg == "find":
+                for step in result.trace.steps:
+                    steps.setdefault(step.name, []).append(step.ms)
+        t0 = time.perf_counter()
+        sims = matrix @ qv
+        np.argpartition(-sims, min(30, len(sims) - 1))[:30]
+        timings["vector numpy (RAM)"].append((time.perf_counter() - t0) * 1000)
+        pbar.update(1)
+    pbar.close()
+    return timings, steps, first_find_ms
+
+
+def searches_only(size: int, url: str, *, n_queries: int | None = None, seed: int = SEED, scopes: int = 1,
+                  progress: bool = True) -> dict[str, Any]:
+    """The searches of ``run_size`` again, on a PostgreSQL database an earlier run loaded (and left:
+    ``--postgres-url``): to compare code on the same rows, without loading them again."""
+    from agentbase_kernel import Config, Kernel
+
+    qs = synthetic.queries(queries_for(size, n_queries), seed + 1)
+    embedder, config = ProjectionEmbedder(), Config()
+    with Kernel(url, embedder=embedder, ner="regex", config=config) as kernel:
+        entries = kernel.count(user_id="u0")
+        timings, steps, first_find_ms = _time_searches(kernel, size, qs, embedder=embedder, config=config,
+                                                       scopes=scopes, seed=seed, progress=progress)
+    return {"size": size, "scopes": scopes, "searches_only": True, "entries_u0": entries, "queries": len(qs),
+            "search": {leg: percentiles(ms) | {"n": len(ms)} for leg, ms in timings.items()},
+            "first_find_ms": round(first_find_ms, 1),
+            "find_steps_mean_ms": {name: round(sum(ms) / len(ms), 3) for name, ms in steps.items()},
+            "server": _pg(url, "SHOW server_version")[0][0],
+            "shared_buffers": _pg(url, "SHOW shared_buffers")[0][0]}
 
 
 def _spread(items: Any, scopes: int, first: int = 0) -> Any:

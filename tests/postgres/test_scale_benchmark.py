@@ -7,7 +7,7 @@ import json
 import pytest
 
 from benchmarks import report
-from benchmarks.scale import LEGS, run_size
+from benchmarks.scale import LEGS, run_size, searches_only
 
 pytestmark = pytest.mark.postgres
 
@@ -20,6 +20,8 @@ def test_scale_size_on_postgres_and_the_report_beside_sqlite(tmp_path, postgres_
     assert row["bytes"] > 7_000_000  # pg_database_size: the catalogue of an empty database alone is ~7.8 MB
     assert "entries_fts" in row["index_build_s"] and "recall_fts" in row["find_steps_mean_ms"]
     assert not list(tmp_path.glob("*.db"))  # nothing went to a SQLite file
+    again = searches_only(300, postgres_url, n_queries=3, progress=False)  # the same rows, searched again
+    assert again["entries_u0"] == 350 and set(again["search"]) == set(LEGS) and again["search"]["find"]["n"] == 3
     sqlite_row = run_size(300, tmp_path, n_queries=4, batch=100, progress=False, live_writes=50)
     (tmp_path / "results").mkdir()
     (tmp_path / "results" / "scale.json").write_text(json.dumps({"sizes": {"300": dict(sqlite_row, finished="a")}}))
