@@ -52,17 +52,20 @@ class CommonTermsMixin(PgCore):
 
     def _common_rows(self, lexemes: tuple[str, ...], shares: dict[str, float], n_scope: int) -> int | None:
         """The estimated rows of the scope holding the term when that is over ``fts_common_rows``,
-        else None (ranked exactly). A phrase holds at most its rarest word's rows."""
-        share = min((shares.get(lexeme, 0.0) for lexeme in lexemes), default=0.0)
+        else None (ranked exactly). A phrase's share is its words' shares multiplied, as if they were
+        independent: adjacent words are rarer still, and a window sized too small is widened."""
+        share = math.prod(shares.get(lexeme, 0.0) for lexeme in lexemes) if lexemes else 0.0
         rows = int(round(share * n_scope))
         return rows if rows > self.fts_common_rows else None
 
-    def _rank_recent(self, conn: Any, query: str, lexemes: tuple[str, ...], where: str, args: list[Any],
-                     avgdl: float, per_term: int, rows: int) -> list[tuple[int, float]]:
+    def _rank_recent(self, conn: Any, cache: dict[Any, Any], query: str, lexemes: tuple[str, ...], where: str,
+                     args: list[Any], avgdl: float, per_term: int, rows: int) -> list[tuple[int, float]]:
         """The term's best ``per_term`` rows by BM25 part among its newest ``per_term`` or so matching
         rows of the filter: a window of the newest rids sized from its estimated ``rows``, widened
         until it holds enough (or spans the table)."""
-        low, high = conn.execute("SELECT min(rid), max(rid) FROM entries").fetchone()
+        if "rids" not in cache:
+            cache["rids"] = conn.execute("SELECT min(rid), max(rid) FROM entries").fetchone()
+        low, high = cache["rids"]
         if high is None:
             return []
         span = high - low + 1

@@ -135,18 +135,17 @@ class FtsMixin(CommonTermsMixin, PlannerStatsMixin):
                     cache[keys[query]] = ranked_df
             for query, lexemes in wanted:
                 if query in common and keys[query] not in cache:
-                    newest = self._rank_recent(conn, query, lexemes, where, args, avgdl, per_term, common[query])
+                    newest = self._rank_recent(conn, cache, query, lexemes, where, args, avgdl, per_term,
+                                               common[query])
                     cache[keys[query]] = (newest, common[query])
             # a common word's part on every row the rarer words found, as exact ranking would give it
             found = sorted({rid for query, _ in wanted if query not in common for rid, _ in cache[keys[query]][0]})
-            on: dict[str, dict[int, float]] = {}
-            for query, lexemes in wanted:
-                if query in common:
-                    known = cache.setdefault(("on", query, fkey), {})
-                    missing = [rid for rid in found if rid not in known]
-                    if missing:
-                        known.update(self._parts_on(conn, [(query, lexemes)], missing, where, args, avgdl)[query])
-                    on[query] = known
+            on = {query: cache.setdefault(("on", query, fkey), {}) for query in common}
+            missing = sorted({rid for query in common for rid in found if rid not in on[query]})
+            if missing:
+                lacking = [(query, lexemes) for query, lexemes in wanted if query in common]
+                for query, parts in self._parts_on(conn, lacking, missing, where, args, avgdl).items():
+                    on[query].update(parts)
         scores: dict[int, float] = {}
         for query, _ in wanted:
             rows, df = cache[keys[query]]
