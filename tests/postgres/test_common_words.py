@@ -111,3 +111,11 @@ def test_without_statistics_every_word_is_ranked_exactly(postgres_url: str, hash
     finally:
         common.close()
         exact.close()
+
+
+def test_the_planner_settings_of_a_window_do_not_outlive_it(stores) -> None:  # type: ignore[no-untyped-def]
+    common, _ = stores
+    common.fts_search(["garden"], EntryFilter(scope=Scope(user_id="big")), 10, per_term=20)
+    with common.conns.read() as conn:
+        assert conn.execute("SELECT current_setting('enable_indexscan'), current_setting('cpu_operator_cost')"
+                            ).fetchone() == ("on", "0.0025")

@@ -28,6 +28,8 @@ _SHARES_TTL_S = 60.0
 # then widened this many times over until it holds ``per_term`` (the statistics are an estimate)
 _WINDOW_SLACK = 1.5
 _WIDEN = 4
+# the planner's cost of one operator while a window is ranked (its default is 0.0025)
+_TEXT_MATCH_COST = 0.05
 
 
 class CommonTermsMixin(PgCore):
@@ -73,10 +75,18 @@ class CommonTermsMixin(PgCore):
         part, params = part_from_entries(lexemes, avgdl)
         while True:
             floor = high - width
-            found = conn.execute(
-                f"SELECT rid, part, count(*) OVER () FROM (SELECT e.rid, {part} "
-                f"WHERE e.rid > %s AND e.fts @@ %s::tsquery AND {where}) x WHERE part > 0 "
-                "ORDER BY part DESC, rid LIMIT %s", [*params, floor, query, *args, per_term]).fetchall()
+            # PostgreSQL costs a row's text match like an addition and would walk the window's rows
+            # in order, testing each; with that priced closer to what it is and bitmaps only, the
+            # plan intersects the full-text index with the window's (BitmapAnd) and reads only the
+            # rows holding the word, or for a very common word tests the window (docs/postgres.md)
+            with conn.transaction():
+                conn.execute(f"SET LOCAL cpu_operator_cost = {_TEXT_MATCH_COST}; SET LOCAL enable_indexscan = off")
+                found = conn.execute(
+                    f"SELECT rid, part, count(*) OVER () FROM (SELECT e.rid, {part} "
+                    f"WHERE e.rid > %s AND e.fts @@ %s::tsquery AND {where}) x WHERE part > 0 "
+                    "ORDER BY part DESC, rid LIMIT %s", [*params, floor, query, *args, per_term], prepare=False).fetchall()
+                # back, for the rest of a caller's transaction
+                conn.execute("SET LOCAL cpu_operator_cost TO DEFAULT; SET LOCAL enable_indexscan TO DEFAULT")
             if (found and found[0][2] >= per_term) or floor < low:
                 return [(int(rid), float(p)) for rid, p, _ in found]
             width *= _WIDEN
@@ -93,7 +103,7 @@ class CommonTermsMixin(PgCore):
             part, part_params = part_from_entries(lexemes, avgdl)
             parts.append(f"(SELECT {i} AS term, e.rid, {part} WHERE e.rid = ANY(%s) AND e.fts @@ %s::tsquery AND {where})")
             params += [*part_params, rids, query, *args]
-        for term, rid, value in conn.execute(" UNION ALL ".join(parts), params).fetchall():
+        for term, rid, value in conn.execute(" UNION ALL ".join(parts), params, prepare=False).fetchall():
             if value > 0:
                 out[terms[term][0]][int(rid)] = float(value)
         return out

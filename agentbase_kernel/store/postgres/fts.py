@@ -176,7 +176,9 @@ class FtsMixin(CommonTermsMixin, PlannerStatsMixin):
                 f"WHERE e.fts @@ %s::tsquery AND {where}) x WHERE part > 0 ORDER BY part DESC, rid LIMIT %s)")
             params += [*part_params, query, *args, per_term]
         out: dict[str, tuple[list[tuple[int, float]], int]] = {query: ([], 0) for query, _ in terms}
-        for term, rid, part, df in conn.execute(" UNION ALL ".join(parts), params).fetchall():
+        # never prepared: a generic plan cannot see how common each word is (psycopg prepares a
+        # statement on its fifth run)
+        for term, rid, part, df in conn.execute(" UNION ALL ".join(parts), params, prepare=False).fetchall():
             rows, _ = out[terms[term][0]]
             rows.append((int(rid), float(part)))
             out[terms[term][0]] = (rows, int(df))
