@@ -178,6 +178,26 @@ def _one_scope(scale: dict[str, Any]) -> list[dict[str, Any]]:
     return [r for r in scale["sizes"].values() if r.get("scopes", 1) == 1]
 
 
+def postgres_searches_section(doc: dict[str, Any]) -> list[str]:
+    """Searches run again on a database an earlier PostgreSQL run loaded, one row per run in time order."""
+    legs = ("find", "find, fts only", "find, vectors only")
+    out = ["### Searches again on a loaded PostgreSQL database", "",
+           "`python -m benchmarks scale --backend postgres --postgres-url URL --searches-only`: the same questions "
+           "on the database an earlier `--postgres-url` run loaded (and its live writes), each run a new process "
+           "(an empty full-text cache), to compare kernels on the same rows; the kernel column names the "
+           "`agentbase_kernel` that searched. Rows in time order: the first run after a load or a restart reads "
+           "the HNSW index from disk.", "",
+           "| memories | kernel | " + " | ".join(f"{leg} p50 / p95 ms" for leg in legs)
+           + " | recall_fts mean ms | recall_vector mean ms | measured |", "|---:|---|" + "---:|" * (len(legs) + 2) + "---|"]
+    for run in sorted(doc.get("runs", []), key=lambda r: str(r.get("finished", ""))):
+        steps = run.get("find_steps_mean_ms", {})
+        out.append(f"| {run['entries_u0']:,} | {run.get('kernel', run.get('code', '?'))} | " + " | ".join(
+            f"{run['search'][leg]['p50_ms']:.1f} / {run['search'][leg]['p95_ms']:.1f}" for leg in legs)
+            + f" | {steps.get('recall_fts', float('nan')):.1f} | {steps.get('recall_vector', float('nan')):.1f}"
+            + f" | {run.get('finished', '?')} |")
+    return out + [""]
+
+
 def postgres_section(pg: dict[str, Any], sqlite: dict[str, Any] | None) -> list[str]:
     """The Postgres rows of the curve beside SQLite's at the same sizes (docs/postgres.md reads them)."""
     legs = ("find", "find, fts only", "find, vectors only")
@@ -470,6 +490,9 @@ def render(outdir: Path) -> Path:
     pg_scale = _load(outdir / "results" / "scale-postgres.json")
     if pg_scale and pg_scale["sizes"]:
         lines += postgres_section(pg_scale, scale)
+    pg_searches = _load(outdir / "results" / "scale-postgres-searches.json")
+    if pg_searches:
+        lines += postgres_searches_section(pg_searches)
     versions = (run or scale or {}).get("versions", {})
     if versions:
         lines += ["## Versions", "", "| package | version |", "|---|---|"]

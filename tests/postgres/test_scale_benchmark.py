@@ -29,6 +29,10 @@ def test_scale_size_on_postgres_and_the_report_beside_sqlite(tmp_path, postgres_
     text = report.render(tmp_path).read_text()
     section = text.split("## Scaling on PostgreSQL")[1]
     assert "| 300 | PostgreSQL |" in section and "| 300 | SQLite |" in section and "fts " in section
+    (tmp_path / "results" / "scale-postgres-searches.json").write_text(json.dumps(
+        {"runs": [dict(again, code="abc1234", finished="c")]}))
+    searches = report.render(tmp_path).read_text().split("### Searches again on a loaded PostgreSQL database")[1]
+    assert "| 350 | abc1234 |" in searches
 
 
 def test_run_size_needs_the_url_for_postgres(tmp_path):
