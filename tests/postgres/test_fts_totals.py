@@ -51,3 +51,10 @@ def test_a_small_scope_is_counted_again_after_any_write(postgres_url: str, hash_
         finally:
             store.close()
             fresh.close()
+
+
+def test_a_count_is_fresh_within_one_percent_of_the_rows_it_counted() -> None:
+    from agentbase_kernel.store.postgres.planner import count_is_fresh
+
+    assert count_is_fresh(100, 110, 1_000) and not count_is_fresh(100, 111, 1_000)
+    assert count_is_fresh(7, 7, 40) and not count_is_fresh(7, 8, 40)  # under 100 rows: any change

@@ -23,14 +23,12 @@ from ..base import EntryFilter, bm25_idf, utcnow
 from .bm25 import part_from_entries
 from .common_terms import CommonTermsMixin
 from .core import mapped
-from .planner import PlannerStatsMixin
+from .planner import PlannerStatsMixin, count_is_fresh
 
 __all__ = ["FtsMixin"]
 
 _CACHE_ITEMS = 20_000
 _PARSED_ITEMS = 50_000
-# the counts behind BM25's N and avgdl are taken again once this share of them may have changed
-_DRIFT = 0.01
 
 
 class FtsMixin(CommonTermsMixin, PlannerStatsMixin):
@@ -84,9 +82,8 @@ class FtsMixin(CommonTermsMixin, PlannerStatsMixin):
     def _totals(self, conn: Any, cache: dict[Any, Any], where: str, args: list[Any], fkey: Any) -> tuple[int, float]:
         """The filter's entry count (BM25's N) and every entry's average length (avgdl).
 
-        Counting a 1M-row table reads all of it, so both are kept across writes until the change log
-        moves by ``_DRIFT`` of the rows counted (an IDF then moves by about as much); below 100 rows, by
-        any write, as before. An entry expiring counts them again (``_fts_stats``)."""
+        Both are kept across writes while ``count_is_fresh`` (planner.py); an entry expiring counts
+        them again (``_fts_stats``)."""
         if "avgdl" in cache and ("n", fkey) in cache:
             return cache["n", fkey], cache["avgdl"]
         keep = self.fts_cache and not self.conns.in_write
@@ -94,10 +91,10 @@ class FtsMixin(CommonTermsMixin, PlannerStatsMixin):
             seq = self._fts_seq
             whole = self._fts_totals.get("all") if keep else None
             scope = self._fts_totals.get(fkey) if keep else None
-        if whole is None or seq - whole[0] > _DRIFT * whole[1]:
+        if whole is None or not count_is_fresh(whole[0], seq, whole[1]):
             n_all, total = conn.execute("SELECT count(*), coalesce(sum(fts_len), 0) FROM entries").fetchone()
             whole = (seq, int(n_all), (float(total) / n_all) if n_all and total else 1.0)
-        if scope is None or seq - scope[0] > _DRIFT * scope[1]:
+        if scope is None or not count_is_fresh(scope[0], seq, scope[1]):
             scope = (seq, int(conn.execute(f"SELECT count(*) FROM entries e WHERE {where}", args).fetchone()[0]))
         if keep:
             with self._cache_lock:

@@ -15,11 +15,22 @@ from typing import Any
 
 from .core import PgCore
 
-__all__ = ["PlannerStatsMixin"]
+__all__ = ["PlannerStatsMixin", "count_is_fresh"]
 
 # rows written since the last ANALYZE, at least this many and this share of the table
 _MIN_ROWS = 1000
 _SHARE = 0.1
+
+
+# a count of rows is taken again once the change log has moved by this share of it
+COUNT_DRIFT = 0.01
+
+
+def count_is_fresh(counted_at: int, seq: int, rows: int) -> bool:
+    """Whether ``rows``, counted when the change log stood at ``counted_at``, may still be used at ``seq``:
+    counting a 1M-row scope reads all of it, and a count 1% off moves an IDF or the exact-or-HNSW choice
+    by about as much; below 100 rows any change counts again."""
+    return seq - counted_at <= COUNT_DRIFT * rows
 
 
 class PlannerStatsMixin(PgCore):

@@ -22,7 +22,7 @@ import numpy as np
 from ...errors import InvalidArgument
 from ..base import EntryFilter, utcnow
 from .core import mapped, text_out
-from .planner import PlannerStatsMixin
+from .planner import PlannerStatsMixin, count_is_fresh
 
 __all__ = ["SearchMixin", "as_array"]
 
@@ -222,13 +222,13 @@ class SearchMixin(PlannerStatsMixin):
                 "ON v.content_hash = e.content_hash WHERE v.content_hash IS NULL GROUP BY e.content_hash")]
 
     def _count(self, conn: Any, where: str, args: list[Any], now: datetime, seq: int | None = None) -> int:
-        """Entries in a filter, cached per filter until the change log moves (BM25's scope size and
-        the exact-or-HNSW choice; a count a few writes behind changes neither noticeably)."""
+        """Entries in a filter, cached per filter while ``count_is_fresh`` (the exact-or-HNSW choice;
+        a count 1% behind does not change it noticeably)."""
         key = (where, tuple(None if a is now else repr(a) for a in args))
         seq = self._changes_seq(conn) if seq is None else seq
         with self._cache_lock:
             hit = self._counts.get(key)
-            if hit is not None and hit[0] == seq:
+            if hit is not None and count_is_fresh(hit[0], seq, hit[1]):
                 return hit[1]
         n = int(conn.execute(f"SELECT count(*) FROM entries e WHERE {where}", args).fetchone()[0])
         if not self.conns.in_write:
