@@ -5,6 +5,9 @@ Counting a 1M-row table reads all of it; before, every write made the next ``fin
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import pytest
 
 from agentbase_kernel import Kernel
@@ -20,37 +23,37 @@ def _score(store) -> float:  # type: ignore[no-untyped-def]
     return store.fts_search(["garden"], EntryFilter(scope=Scope(user_id="u")), 1)[0][1]
 
 
-def test_a_write_within_one_percent_keeps_the_counts_and_more_writes_recount(postgres_url: str, hash_embedder) -> None:  # type: ignore[no-untyped-def]
-    with Kernel(postgres_url, embedder=hash_embedder, ner="regex") as kernel:
+@contextmanager
+def _loaded(url: str, embedder: object, rows: int) -> Iterator[tuple[Kernel, object, object]]:
+    """``rows`` memories of user ``u`` ("garden" in every fourth), the kernel that wrote them, and two
+    stores on them: one caching as usual and one counting afresh for every search."""
+    with Kernel(url, embedder=embedder, ner="regex") as kernel:
         kernel.add_memories([{"text": f"item {i} {'garden' if i % 4 == 0 else 'orchard'}", "user_id": "u"}
-                             for i in range(200)])
-        store = open_store(postgres_url, StorageConfig())
-        fresh = open_store(postgres_url, StorageConfig(fts_cache=False))
+                             for i in range(rows)])
+        store = open_store(url, StorageConfig())
+        fresh = open_store(url, StorageConfig(fts_cache=False))
         try:
-            before = _score(store)
-            kernel.add_memories([{"text": "item a orchard", "user_id": "u"}])  # 1 of 200: within 1%
-            assert _score(store) == before  # N still 200 ...
-            assert _score(fresh) != before  # ... where a count now gives 201
-            kernel.add_memories([{"text": f"item b{i} orchard", "user_id": "u"} for i in range(3)])
-            assert _score(store) == _score(fresh)  # 4 writes: past 1%, counted again
+            yield kernel, store, fresh
         finally:
             store.close()
             fresh.close()
+
+
+def test_a_write_within_one_percent_keeps_the_counts_and_more_writes_recount(postgres_url: str, hash_embedder) -> None:  # type: ignore[no-untyped-def]
+    with _loaded(postgres_url, hash_embedder, 200) as (kernel, store, fresh):
+        before = _score(store)
+        kernel.add_memories([{"text": "item a orchard", "user_id": "u"}])  # 1 of 200: within 1%
+        assert _score(store) == before  # N still 200 ...
+        assert _score(fresh) != before  # ... where a count now gives 201
+        kernel.add_memories([{"text": f"item b{i} orchard", "user_id": "u"} for i in range(3)])
+        assert _score(store) == _score(fresh)  # 4 writes: past 1%, counted again
 
 
 def test_a_small_scope_is_counted_again_after_any_write(postgres_url: str, hash_embedder) -> None:  # type: ignore[no-untyped-def]
-    with Kernel(postgres_url, embedder=hash_embedder, ner="regex") as kernel:
-        kernel.add_memories([{"text": f"item {i} {'garden' if i % 4 == 0 else 'orchard'}", "user_id": "u"}
-                             for i in range(40)])
-        store = open_store(postgres_url, StorageConfig())
-        fresh = open_store(postgres_url, StorageConfig(fts_cache=False))
-        try:
-            _score(store)
-            kernel.add_memories([{"text": "item a orchard", "user_id": "u"}])
-            assert _score(store) == _score(fresh)
-        finally:
-            store.close()
-            fresh.close()
+    with _loaded(postgres_url, hash_embedder, 40) as (kernel, store, fresh):
+        _score(store)
+        kernel.add_memories([{"text": "item a orchard", "user_id": "u"}])
+        assert _score(store) == _score(fresh)
 
 
 def test_a_count_is_fresh_within_one_percent_of_the_rows_it_counted() -> None:

@@ -8,8 +8,8 @@ FTS5's unicode61 + porter (docs/postgres.md).
 
 As on SQLite, each term's ranked rows and document count in a filter are cached per process until
 the ``entry_changes`` log moves or an entry expires (the filter's size and the average length until
-it moves by 1% of them: counting a large table reads all of it), so one ``find`` (which asks for each query word alone, then the whole query, then its key phrases)
-ranks each term once. Checking the cache is one round trip; a term's parse (a pure function of
+it moves by 1% of them: counting a large table reads all of it), so one ``find`` (which asks for
+each query word alone, then the whole query, then its key phrases) ranks each term once. Checking the cache is one round trip; a term's parse (a pure function of
 its text) is kept for the process.
 """
 
