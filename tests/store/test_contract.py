@@ -200,7 +200,9 @@ def test_deleting_messages_deletes_the_entries_only_they_made(store: Store) -> N
     store.link_source(fact.id, m1.id)
     store.link_source(fact.id, m2.id)
     assert [p.message_id for p in store.provenance([fact.id])[fact.id]] == [m1.id, m2.id]
-    assert store.session_linked("s", EntryFilter()) == [turn1.id, turn2.id]
+    linked = [fields["entry_id"] for kind, fields in store.export_records(EntryFilter())
+              if kind == "session_entry" and fields["session_id"] == "s"]
+    assert linked == [turn1.id, turn2.id]
     store.delete_message("s", m1.id)
     assert store.get_entries([turn1.id, turn2.id, fact.id]).keys() == {turn2.id, fact.id}
     store.delete_session("s")
