@@ -12,8 +12,8 @@ import pytest
 
 def records(text: str) -> list[dict]:
     lines = [json.loads(line) for line in text.splitlines() if line.strip()]
-    assert lines[0]["type"] == "header"
-    return lines[1:]
+    assert lines[0]["type"] == "header" and lines[-1]["type"] == "trailer"  # the trailer's digest covers exported_at
+    return lines[1:-1]
 
 
 @pytest.fixture
