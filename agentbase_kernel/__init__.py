@@ -29,6 +29,7 @@ from .errors import (
     SessionNotFound,
     StorageError,
 )
+from .ingest.streams import speaker_prefix
 from .kernel import AgentBase, Kernel
 from .lifecycle import AuditEvent, Prefetch
 from .lifecycle.conflicts import Conflict
@@ -99,4 +100,5 @@ __all__ = [
     "get_embedder",
     "is_postgres_url",
     "redact_url",
+    "speaker_prefix",
 ]

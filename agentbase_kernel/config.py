@@ -52,6 +52,12 @@ class IngestConfig:
     # Off for the kernel's own calls; the swap adapters (Mem0, LangGraph store, Minimal) defer per
     # write unless built with defer_embedding=False (docs/swap-paths.md)
     defer_embedding: bool = False
+    # a stream write (ingest/streams.py) this many minutes after the stream's previous one starts a new
+    # stream session (0: a stream is one session); measured on the write's time, else its stamp, else arrival
+    stream_gap_minutes: float = 30.0
+    # find() first embeds up to this many of the searched scope's texts still queued for a vector
+    # (read-your-writes); more than that and the result says it is degraded (0: never embed in find)
+    find_embeds_at_most: int = 256
 
 
 @dataclass(frozen=True)
