@@ -9,7 +9,7 @@ Usage::
 
 from importlib import metadata as _metadata
 
-from .config import Config
+from .config import POINTER_FILE, Config, DatabaseChoice, locate_database
 from .errors import (
     AgentBaseError,
     ClosedError,
@@ -66,6 +66,7 @@ __all__ = [
     "Config",
     "Conflict",
     "ContextType",
+    "DatabaseChoice",
     "DatabaseLocked",
     "DuplicateEntry",
     "Embedder",
@@ -84,6 +85,7 @@ __all__ = [
     "MissingDependency",
     "NotFoundError",
     "OpenAICompatibleEmbedder",
+    "POINTER_FILE",
     "PermissionDenied",
     "Policy",
     "Prefetch",
@@ -99,6 +101,7 @@ __all__ = [
     "TraceStep",
     "get_embedder",
     "is_postgres_url",
+    "locate_database",
     "redact_url",
     "speaker_prefix",
 ]

@@ -25,8 +25,8 @@ from typing import Any
 
 from ..records import Entry, Scope
 from ..store.base import utcnow
-from ..store.protocol import Store
 from ..text import tokenize
+from .roles import IngestStore
 from .turns import CONTEXT_CHARS
 
 __all__ = ["StreamTail", "StreamWriter", "infer_speaker", "leading_date", "leading_time", "speaker_prefix",
@@ -160,7 +160,7 @@ class StreamWriter:
     session; ``None`` keeps a stream in one session.
     """
 
-    def __init__(self, store: Store, gap: timedelta | None = None) -> None:
+    def __init__(self, store: IngestStore, gap: timedelta | None = None) -> None:
         self.store = store
         self.gap = gap
         self._tails: dict[str, StreamTail | None] = {}

@@ -26,7 +26,7 @@ from ..config import RetrievalConfig
 from ..errors import EmbedderUnavailable, InvalidArgument
 from ..records import Entry, FindResult, Hit, Scope, Trace, TraceStep
 from ..store.base import EntryFilter, utcnow
-from ..store.protocol import Store
+from ..store.protocol import SearchIndex
 from ..text import tokenize
 
 __all__ = ["Retriever"]
@@ -78,7 +78,7 @@ class Retriever:
         result = retriever.find("python preferences", top_k=5, flt=EntryFilter(scope=Scope(user_id="u")))
     """
 
-    def __init__(self, store: Store, *, config: RetrievalConfig, ner: Any, embedder: Any,
+    def __init__(self, store: SearchIndex, *, config: RetrievalConfig, ner: Any, embedder: Any,
                  reranker: Reranker | None = None, decomposer: Decomposer | None = None) -> None:
         self.store = store
         self.config = config
