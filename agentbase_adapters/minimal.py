@@ -68,7 +68,7 @@ class MinimalAdapter:
 
     def __init__(self, db: AgentBase | str | PathLike[str] | None = None, *, defer_embedding: bool | None = True,
                  **options: Any) -> None:
-        """Use an open ``AgentBase``, or open one on a path (``None``: ``$AGENTBASE_PATH`` or ./agentbase.db).
+        """Use an open ``AgentBase``, or open one on a path (``None``: ``$AGENTBASE_PATH``, the ``.agentbase`` pointer, ``./agentbase.db`` (``locate_database``)).
 
         Args:
             db: An ``AgentBase`` (left open by ``close()``), or a path this adapter opens and closes.

@@ -9,7 +9,7 @@ Usage::
 
 from importlib import metadata as _metadata
 
-from .config import Config
+from .config import POINTER_FILE, Config, DatabaseChoice, locate_database
 from .errors import (
     AgentBaseError,
     ClosedError,
@@ -65,6 +65,7 @@ __all__ = [
     "Config",
     "Conflict",
     "ContextType",
+    "DatabaseChoice",
     "DatabaseLocked",
     "DuplicateEntry",
     "Embedder",
@@ -83,6 +84,7 @@ __all__ = [
     "MissingDependency",
     "NotFoundError",
     "OpenAICompatibleEmbedder",
+    "POINTER_FILE",
     "PermissionDenied",
     "Policy",
     "Prefetch",
@@ -98,5 +100,6 @@ __all__ = [
     "TraceStep",
     "get_embedder",
     "is_postgres_url",
+    "locate_database",
     "redact_url",
 ]

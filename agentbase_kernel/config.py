@@ -14,13 +14,83 @@ from typing import Any
 
 from .errors import InvalidArgument
 
-__all__ = ["Config", "EmbedderConfig", "IngestConfig", "LifecycleConfig", "RetrievalConfig", "StorageConfig", "default_path"]
+__all__ = ["POINTER_FILE", "Config", "DatabaseChoice", "EmbedderConfig", "IngestConfig", "LifecycleConfig",
+           "RetrievalConfig", "StorageConfig", "default_path", "find_pointer", "locate_database"]
+
+POINTER_FILE = ".agentbase"
+DEFAULT_FILE = "agentbase.db"
+_SERVER_SCHEMES = ("postgresql://", "postgres://")
+
+
+@dataclass(frozen=True)
+class DatabaseChoice:
+    """Which database a caller means, and why: ``source`` is shown by ``agentbase info``.
+
+    ``embedder`` and ``ner`` are what the ``.agentbase`` pointer names (``None`` elsewhere).
+    """
+
+    location: Path | str
+    source: str
+    embedder: str | None = None
+    ner: str | None = None
+
+
+def _location(value: str | os.PathLike[str]) -> Path | str:
+    text = os.fspath(value)
+    # a postgresql:// URL stays a string (a Path would fold its '//')
+    return text if text.lower().startswith(_SERVER_SCHEMES) else Path(text)
+
+
+def find_pointer(start: Path | None = None) -> Path | None:
+    """The nearest ``.agentbase`` file in ``start`` (default: the working folder) or one of its parents."""
+    start = Path.cwd() if start is None else start
+    for folder in (start, *start.parents):
+        candidate = folder / POINTER_FILE
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _read_pointer(pointer: Path) -> dict[str, str]:
+    try:
+        data = tomllib.loads(pointer.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise InvalidArgument(f"{pointer} is not a valid agentbase pointer file ({exc}). Fix it, delete it, or "
+                              "write it again with: agentbase init --data-dir DIR", param="path",
+                              code="bad_pointer") from None
+    if not isinstance(data.get("db"), str) or not data["db"]:
+        raise InvalidArgument(f"{pointer} has no db = \"PATH\" line. Write it again with: agentbase init --data-dir DIR",
+                              param="path", code="bad_pointer")
+    return {k: v for k, v in data.items() if isinstance(v, str)}
+
+
+def locate_database(path: str | os.PathLike[str] | None = None) -> DatabaseChoice:
+    """The database every entry point opens: the one rule for the kernel, adapters, CLI and servers.
+
+    First to last: ``path`` when given, ``$AGENTBASE_PATH``, the ``.agentbase`` pointer that
+    ``agentbase init --data-dir DIR`` wrote in the working folder or a parent (its ``db`` is
+    relative to the pointer's folder), then ``./agentbase.db``.
+
+    Raises:
+        InvalidArgument: The pointer file that applies cannot be read (``code="bad_pointer"``).
+    """
+    if path is not None:
+        return DatabaseChoice(_location(path), "argument")
+    env = os.environ.get("AGENTBASE_PATH")
+    if env:
+        return DatabaseChoice(_location(env), "$AGENTBASE_PATH")
+    pointer = find_pointer()
+    if pointer is not None:
+        values = _read_pointer(pointer)
+        target = values["db"]
+        location = target if target.lower().startswith(_SERVER_SCHEMES) else pointer.parent / target
+        return DatabaseChoice(location, str(pointer), embedder=values.get("embedder"), ner=values.get("ner"))
+    return DatabaseChoice(Path(DEFAULT_FILE), f"default (./{DEFAULT_FILE})")
 
 
 def default_path() -> Path | str:
-    """``$AGENTBASE_PATH`` or ``./agentbase.db``; a ``postgresql://`` URL there stays a string."""
-    value = os.environ.get("AGENTBASE_PATH") or "agentbase.db"
-    return value if value.lower().startswith(("postgresql://", "postgres://")) else Path(value)
+    """The database opened when none is named (``locate_database().location``)."""
+    return locate_database().location
 
 
 @dataclass(frozen=True)

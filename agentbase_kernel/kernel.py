@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 from . import arguments as check
-from .config import Config, RetrievalConfig, default_path
+from .config import Config, RetrievalConfig, locate_database
 from .errors import ClosedError, EntryNotFound, InvalidArgument, ScopeError
 from .ingest.pipeline import Ingestor, validate_text
 from .lifecycle import AuditEvent, Prefetch, Reinforcer
@@ -36,7 +36,7 @@ from .lifecycle.schedule import ConsolidationSchedule
 from .lifecycle.trust import Writer, check_trust, writing_as
 from .records import AddResult, ContextType, Entry, FindResult, HistoryEvent, Message, Scope, Session
 from .retrieve.pipeline import MAX_TOP_K, Decomposer, Reranker, Retriever
-from .store import NO_EMBEDDER, EntryFilter, MessageRow, Store, is_postgres_url, open_store, redact_url
+from .store import NO_EMBEDDER, EntryFilter, MessageRow, Store, open_store, redact_url
 from .store.base import utcnow
 from .telemetry import traced
 
@@ -64,9 +64,14 @@ class Kernel:
                  ner: str | None = "auto", config: Config | None = None, create: bool = True,
                  summarizer: Callable[[str], str] | None = None, reranker: Reranker | None = None,
                  decomposer: Decomposer | None = None, agent: str | None = None, source: str = "kernel") -> None:
-        # a file is a Path; a postgresql:// URL stays a string (a Path would fold its '//')
-        self.path: Path | str = ((os.fspath(path) if is_postgres_url(path) else Path(path)) if path is not None
-                                 else default_path())
+        # one rule for every entry point: path, $AGENTBASE_PATH, the .agentbase pointer, ./agentbase.db
+        choice = locate_database(path)
+        self.path: Path | str = choice.location
+        self.path_from = choice.source
+        if isinstance(embedder, str) and embedder == "auto" and choice.embedder:
+            embedder = choice.embedder  # what `agentbase init --embedder` recorded in the pointer
+        if ner == "auto" and choice.ner:
+            ner = choice.ner
         # governance (docs/lifecycle.md): the acting agent that policies judge, and the write path
         self._agent = check.check_id("agent", agent)
         if not isinstance(source, str) or not source:
@@ -267,7 +272,7 @@ class Kernel:
             ingestor.pending > 0 or ingestor.embed_error is not None or ingestor.unavailable is not None
             or (breaker is not None and breaker["state"] != "closed"))
         backlog = len(store.hashes_without_vector()) if outstanding else 0
-        return {"path": self.location, "schema_version": store.schema_version(), "journal_mode": store.journal_mode(),
+        return {"path": self.location, "path_from": self.path_from, "schema_version": store.schema_version(), "journal_mode": store.journal_mode(),
                 "vector_backend": store.vector_backend,
                 "ner_stage": self.ingestor.ner_stage,
                 "embedder": getattr(self.embedder, "name", None), "dim": getattr(self.embedder, "dim", None),

@@ -112,6 +112,11 @@ def test_portable_needs_the_kernel_for_type_hints_only() -> None:
     assert _violations(f"{KERNEL}/portable", (f"{KERNEL}.kernel", f"{KERNEL}.cli"), allow_type_only=True) == []
 
 
+def test_nothing_in_the_kernel_imports_its_test_suites() -> None:
+    """``agentbase_kernel.testing`` needs pytest: only test code imports it."""
+    assert _violations(KERNEL, (f"{KERNEL}.testing", "pytest"), skip=(f"{KERNEL}.testing",)) == []
+
+
 def test_text_has_no_sql() -> None:
     assert _violations(f"{KERNEL}/text", ("sqlite3", "sqlean", "pysqlite3", "sqlite_vec")) == []
 

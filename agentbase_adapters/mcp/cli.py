@@ -1,7 +1,7 @@
 """``agentbase-mcp``: serve one agentbase file to MCP clients over stdio or streamable HTTP.
 
-The database is chosen as by every other command: ``--db PATH``, else ``$AGENTBASE_PATH``, else
-``./agentbase.db``; the scope from ``--user-id`` / ``--agent-id`` or ``$AGENTBASE_USER_ID`` /
+The database is chosen as by every other command: ``--db PATH``, else ``$AGENTBASE_PATH``, else the
+``.agentbase`` pointer that ``agentbase init --data-dir`` wrote here or in a parent folder, else ``./agentbase.db``; the scope from ``--user-id`` / ``--agent-id`` or ``$AGENTBASE_USER_ID`` /
 ``$AGENTBASE_AGENT_ID`` (``user_id="default"`` when neither is given).
 """
 
@@ -36,7 +36,7 @@ def serve(db_path: str | os.PathLike[str] | None = None, *, user_id: str | None 
     """Serve the file at ``db_path`` to MCP clients until the client hangs up (stdio) or Ctrl-C (http).
 
     Args:
-        db_path: The agentbase file (created if missing); ``None`` is ``$AGENTBASE_PATH`` or ``./agentbase.db``.
+        db_path: The agentbase file (created if missing); ``None``: ``$AGENTBASE_PATH``, the ``.agentbase`` pointer, ``./agentbase.db`` (``locate_database``).
         user_id: The user whose memories every call reads and writes (single-tenant).
         agent_id: The agent whose memories every call reads and writes (single-tenant; with or without a user).
         multi_tenant: Take the scope from each call's ``user_id`` / ``agent_id`` arguments instead.
@@ -90,7 +90,8 @@ def _open(db: AgentBase) -> None:
 def _parser() -> argparse.ArgumentParser:
     env = os.environ.get
     p = argparse.ArgumentParser(prog="agentbase-mcp", description="Serve an agentbase file as the memory of MCP clients.")
-    p.add_argument("--db", default=env("AGENTBASE_PATH"), help="the database file (default $AGENTBASE_PATH or ./agentbase.db)")
+    p.add_argument("--db", default=env("AGENTBASE_PATH"), help="the database file (default $AGENTBASE_PATH, "
+                   "else the .agentbase pointer of this folder or a parent, else ./agentbase.db)")
     p.add_argument("--user-id", default=env("AGENTBASE_USER_ID"), help="serve this user's memories ($AGENTBASE_USER_ID)")
     p.add_argument("--agent-id", default=env("AGENTBASE_AGENT_ID"), help="serve this agent's memories ($AGENTBASE_AGENT_ID)")
     p.add_argument("--multi-tenant", action="store_true",

@@ -402,7 +402,7 @@ def _missing(param: str) -> InvalidArgument:
 
 
 def serve(
-    db_path: str | os.PathLike[str],
+    db_path: str | os.PathLike[str] | None = None,
     *,
     host: str = "127.0.0.1",
     port: int = 8000,
@@ -420,7 +420,7 @@ def serve(
     (``resolve_api_key``); with none, only loopback clients are answered.
 
     Args:
-        db_path: The agentbase file (created if missing).
+        db_path: The agentbase file (created if missing); ``None``: ``$AGENTBASE_PATH``, the ``.agentbase`` pointer, ``./agentbase.db`` (``locate_database``).
         host: The interface to listen on; without a key it must be a loopback address
             unless ``allow_remote`` is True.
         port: The TCP port.

@@ -30,7 +30,7 @@ def serve(db: str | os.PathLike[str] | None = None, *, port: int = 8080, host: s
     """Open ``db`` and serve the dashboard until interrupted (blocking).
 
     Args:
-        db: The agentbase file (``None``: ``$AGENTBASE_PATH`` or the default path).
+        db: The agentbase file (``None``: ``$AGENTBASE_PATH``, the ``.agentbase`` pointer, ``./agentbase.db`` (``locate_database``)).
         port: TCP port.
         host: Interface; beyond loopback only with ``api_key`` (``check_bind``).
         allow_edit: Offer edit and delete of entries.

@@ -25,8 +25,9 @@ from ..lifecycle.importance import rule_importance
 from ..lifecycle.trust import stamp
 from ..records import AddResult, Entry, Message, Scope, Session
 from ..store.base import NO_EMBEDDER, EntryFilter, utcnow
-from ..store.protocol import EntryRow, Store
+from ..store.protocol import EntryRow
 from ..text import tokenize
+from .roles import IngestStore
 from .streams import StreamWriter, leading_date
 from .turns import is_turn, turn_context, turn_items
 
@@ -106,7 +107,7 @@ class Ingestor:
         results = ingestor.add_many([{"text": "I live in Paris", "user_id": "u"}])
     """
 
-    def __init__(self, store: Store, *, config: IngestConfig, ner: Any, embedder: Any,
+    def __init__(self, store: IngestStore, *, config: IngestConfig, ner: Any, embedder: Any,
                  summarizer: Summarizer | None = None, defer_embedding: bool = False) -> None:
         self.store = store
         self.config = config

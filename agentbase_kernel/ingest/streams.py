@@ -19,8 +19,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ..records import Entry, Scope
-from ..store.protocol import Store
 from ..text import tokenize
+from .roles import IngestStore
 from .turns import CONTEXT_CHARS
 
 __all__ = ["StreamTail", "StreamWriter", "leading_date", "stream_session_id"]
@@ -75,7 +75,7 @@ class StreamWriter:
     transaction, so it sees writes of an enclosing transaction too) and then kept in memory.
     """
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: IngestStore) -> None:
         self.store = store
         self._tails: dict[str, StreamTail | None] = {}
         self._sessions: set[str] = set()

@@ -27,6 +27,7 @@ from datetime import datetime
 from typing import Any
 
 from ..records import Scope
+from ..store.protocol import GovernanceStore
 
 __all__ = ["Gate", "Policy", "Verdict", "Verdicts", "judge"]
 
@@ -117,7 +118,7 @@ class Gate:
     by any process applies to the next call everywhere. Denials are audited (kind ``denied``).
     """
 
-    def __init__(self, store: Any, agent: str | None, *, audit: bool, queue: Any = None,
+    def __init__(self, store: GovernanceStore, agent: str | None, *, audit: bool, queue: Any = None,
                  verdicts: Verdicts | None = None) -> None:
         self.store = store
         self.agent = agent
@@ -156,8 +157,9 @@ class Gate:
 
         where = ", ".join(f"{k}={v!r}" for k, v in (pattern or scope).as_dict().items()) or "the whole file"
         if self.audit:
-            row = {"actor": self.agent, "scope": scope, "entry_ids": list(entry_ids),
-                   "detail": {"operation": operation, "access": access, "policy_scope": (pattern or Scope()).as_dict()}}
+            row: dict[str, Any] = {
+                "actor": self.agent, "scope": scope, "entry_ids": list(entry_ids),
+                "detail": {"operation": operation, "access": access, "policy_scope": (pattern or Scope()).as_dict()}}
             if self.queue is not None and self.store.in_transaction:
                 # the PermissionDenied will roll the caller's transaction back, and a row written in it
                 self.queue.queue_audit("denied", **row)

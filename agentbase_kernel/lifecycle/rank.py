@@ -19,7 +19,7 @@ from typing import Any
 
 from ..config import LifecycleConfig
 from ..records import Entry
-from ..store.protocol import Store
+from ..store.protocol import RetentionStore
 
 __all__ = ["ACCESS_SCALE", "CompositeRank", "access_factor", "keep_score", "recency"]
 
@@ -50,7 +50,7 @@ class CompositeRank:
     """The retrieval hook: re-scores (``final``) and re-sorts the candidates (objects with ``entry``
     and ``final``), given each one's retrieval score in the pipeline's order."""
 
-    def __init__(self, store: Store, config: LifecycleConfig) -> None:
+    def __init__(self, store: RetentionStore, config: LifecycleConfig) -> None:
         self.store = store
         self.weights = (config.rank_w_sim, config.rank_w_rec, config.rank_w_imp, config.rank_w_acc)
         self.half_life_days = config.half_life_days

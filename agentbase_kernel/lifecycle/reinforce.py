@@ -14,7 +14,7 @@ from typing import Any
 
 from ..records import Scope
 from ..store.base import iso, utcnow
-from ..store.protocol import Store
+from ..store.protocol import RetentionStore
 
 __all__ = ["Reinforcer"]
 
@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 class Reinforcer:
     """Queue of access bumps (and read audit rows) for one store, flushed off the read path."""
 
-    def __init__(self, store: Store, *, interval: float) -> None:
+    def __init__(self, store: RetentionStore, *, interval: float) -> None:
         self._store = store
         self._interval = interval
         self._lock = threading.Lock()

@@ -21,7 +21,7 @@ from typing import Any
 from ..config import RetrievalConfig
 from ..records import FindResult, Hit, Trace, TraceStep
 from ..store.base import EntryFilter
-from ..store.protocol import Store
+from ..store.protocol import SearchIndex
 from .query import MAX_TOP_K, parse_query
 from .steps import STEPS, Search, Step, VectorCache
 
@@ -42,7 +42,7 @@ class Retriever:
 
     steps: tuple[tuple[str, Step], ...] = STEPS
 
-    def __init__(self, store: Store, *, config: RetrievalConfig, ner: Any, embedder: Any,
+    def __init__(self, store: SearchIndex, *, config: RetrievalConfig, ner: Any, embedder: Any,
                  reranker: Reranker | None = None, decomposer: Decomposer | None = None) -> None:
         self.store = store
         self.config = config

@@ -20,7 +20,7 @@ import numpy as np
 from ..config import RetrievalConfig
 from ..errors import EmbedderUnavailable
 from ..records import Entry, Hit, Scope
-from ..store.protocol import Store
+from ..store.protocol import SearchIndex
 from ..text import dates as dates_mod
 from ..text import intent as intent_mod
 from ..text import tokenize
@@ -52,7 +52,7 @@ class Candidate:
 class VectorCache:
     """Stored vectors by content hash, each read from the store at most once per ``find``."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: SearchIndex) -> None:
         self.store = store
         self.known: dict[str, np.ndarray] = {}
         self.asked: set[str] = set()
