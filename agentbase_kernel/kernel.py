@@ -881,7 +881,11 @@ class Kernel:
 
     # -- lifecycle: reinforcement, audit, prefetch (issue 22, docs/lifecycle.md) -----------------
     def _with_access(self, entries: builtins.list[Entry]) -> builtins.list[Entry]:
-        stats = self._ready().access_stats(e.id for e in entries) if entries else {}
+        # read-your-writes: the counts include this process's reinforcement still queued for the flush
+        store, reinforcer = self._ready(), self._reinforcer
+        ids = [e.id for e in entries]
+        stats = {} if not ids else (reinforcer.with_queued(ids, store.access_stats) if reinforcer is not None
+                                    else store.access_stats(ids))
         for entry in entries:
             if entry.id in stats:
                 entry.access_count, entry.last_accessed_at = stats[entry.id]
