@@ -29,6 +29,7 @@ from .errors import (
     SessionNotFound,
     StorageError,
 )
+from .ingest.streams import speaker_prefix
 from .kernel import AgentBase, Kernel
 from .lifecycle import AuditEvent, Prefetch
 from .lifecycle.conflicts import Conflict
@@ -102,4 +103,5 @@ __all__ = [
     "is_postgres_url",
     "locate_database",
     "redact_url",
+    "speaker_prefix",
 ]

@@ -1,6 +1,6 @@
 """Importance, recency and access as numbers in [0, 1], and the composite rank term built on them.
 
-``CompositeRank`` re-scores retrieval's candidates (one hook in ``retrieve/pipeline.py``) as
+``CompositeRank`` re-scores retrieval's candidates (one hook: the ``rank_term`` step of ``retrieve/steps.py``) as
 
     (w_sim * relevance + w_rec * 0.5^(age / half_life) + w_imp * importance + w_acc * f(access))
     / (w_sim + w_rec + w_imp + w_acc)
