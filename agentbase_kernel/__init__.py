@@ -102,7 +102,7 @@ __all__ = [
     "get_embedder",
     "in_thread",
     "is_postgres_url",
-    "on_calling_loop",
     "locate_database",
+    "on_calling_loop",
     "redact_url",
 ]
