@@ -24,8 +24,8 @@ _ROLE_KEY = "role"
 def _to_record(who: str | None, tags: Iterable[str], metadata: dict[str, Any]) -> dict[str, Any]:
     """``add_memory`` keywords for one ``remember`` call.
 
-    Each ``who``'s memories are one stream (read as a conversation: neighbours give context), one per
-    ``session=`` keyword when given (as a Mem0 ``run_id``);
+    Each ``who``'s memories are one stream (read as a conversation: neighbours give context; a long
+    pause starts its next session), one per ``session=`` keyword when given (as a Mem0 ``run_id``);
     a ``speaker=``/``name=`` keyword is also who said it, ``role=`` which side of the conversation
     ("user", "assistant"; default "user": a first-person question ranks the user's own words up),
     and ``created_at=``/``timestamp=`` (a datetime or an ISO string) when it happened. All keywords
@@ -49,7 +49,7 @@ def _to_record(who: str | None, tags: Iterable[str], metadata: dict[str, Any]) -
     session = metadata.get("session")
     stream = "minimal" if session is None else f"minimal:{session}"
     return {"user_id": who, "tags": tag_list, "metadata": metadata or None, "actor": speaker, "speaker": speaker,
-            "role": role.strip(), "created_at": when, "stream": stream}
+            "role": role.strip(), "created_at": when, "stream": stream, "split_stream": session is None}
 
 
 def _from_record(hits: Iterable[Hit]) -> list[Hit]:

@@ -29,6 +29,7 @@ from .errors import (
     SessionNotFound,
     StorageError,
 )
+from .ingest.streams import speaker_prefix
 from .kernel import AgentBase, Kernel
 from .lifecycle import AuditEvent, Prefetch
 from .records import (
@@ -105,4 +106,5 @@ __all__ = [
     "locate_database",
     "on_calling_loop",
     "redact_url",
+    "speaker_prefix",
 ]

@@ -177,6 +177,7 @@ def memory_item(text: Any, **kw: Any) -> dict[str, Any]:
         "entry_id": entry_id, "dedup": bool(kw.get("dedup", True)),
         # write streams and deferred vectors (ingest/streams.py, Ingestor.add_many)
         "stream": check_id("stream", kw.get("stream")), "speaker": speaker(kw.get("speaker")),
+        "split_stream": bool(kw.get("split_stream", True)),
         "defer_embedding": None if kw.get("defer_embedding") is None else bool(kw["defer_embedding"]),
         "trust": check_trust(kw.get("trust")),  # None: the role's default (rules/trust.py)
         "importance": check_importance(kw.get("importance")),

@@ -297,7 +297,8 @@ class Kernel:
                    expires_at: datetime | date | str | None = None, infer: bool = False,
                    entry_id: str | None = None, dedup: bool = True, stream: str | None = None,
                    defer_embedding: bool | None = None, speaker: str | None = None,
-                   trust: float | None = None, importance: float | None = None) -> AddResult:
+                   trust: float | None = None, importance: float | None = None,
+                   split_stream: bool = True) -> AddResult:
         """Store one memory verbatim (plus facts when ``infer``). An exact duplicate is a NOOP.
 
         ``dedup=False`` keeps this entry even when the scope already holds the same text (for
@@ -306,7 +307,11 @@ class Kernel:
         ``stream`` names a conversation that arrives one write at a time (a Mem0 ``run_id``, a
         LangGraph namespace): writes with the same stream in the same scope are indexed and
         ranked as neighbouring turns of a session (``ingest/streams.py``). ``speaker`` is who said
-        it: searchable with the text, as a session turn's name.
+        it: searchable with the text, as a session turn's name; without one, a text that opens with
+        ``"Name: "`` is read as said by that name. A stream write more than ``ingest.stream_gap_minutes``
+        after the previous one (by its ``created_at``, else the date its text is stamped with, else
+        when it arrived) starts a new stream session; ``split_stream=False`` keeps the stream one
+        session (the caller named it).
 
         ``defer_embedding`` overrides ``ingest.defer_embedding`` for this write: ``True`` returns
         once the text is stored and FTS-searchable, and a background thread adds its vector
@@ -325,7 +330,7 @@ class Kernel:
                                  actor=actor, context_type=context_type, confidence=confidence, created_at=created_at,
                                  valid_from=valid_from, expires_at=expires_at, infer=infer, entry_id=entry_id,
                                  dedup=dedup, stream=stream, defer_embedding=defer_embedding, speaker=speaker,
-                                 trust=trust, importance=importance)
+                                 trust=trust, importance=importance, split_stream=split_stream)
         self._check_items([item], "add_memory")
         with self._writing():
             return self._wrote(self.ingestor.add_many([item]))[0]
@@ -524,9 +529,13 @@ class Kernel:
             raise InvalidArgument(f"config must be a RetrievalConfig (Config().retrieval), got {type(config).__name__}")
         if reinforce is not None and not isinstance(reinforce, bool):
             raise InvalidArgument(f"reinforce must be a bool or None, got {type(reinforce).__name__}")
+        waiting = self._embed_before_find(flt, config)
         result = self.retriever.find(query, top_k=top_k, flt=flt,
                                      reference_time=check.when(reference_time, "reference_time"),
                                      token_budget=token_budget, strategy=strategy, config=config)
+        if waiting and result.trace.degrade_reason is None:
+            result.trace.degrade_reason = (f"{waiting} memories of this scope still wait for their vectors: "
+                                           "ranked by FTS + NER alone (wait_embedded() first for full ranking)")
         self._govern_hits(result, flt, float(trust_weight))
         lifecycle = self.config.lifecycle
         assert self._reinforcer is not None
@@ -534,6 +543,14 @@ class Kernel:
                                 bump=lifecycle.reinforce if reinforce is None else reinforce,
                                 audit=lifecycle.audit and lifecycle.audit_reads, detail={"query": query[:200]})
         return result
+
+    def _embed_before_find(self, flt: EntryFilter, config: RetrievalConfig | None) -> int:
+        """Read-your-writes for vectors: embed the searched scope's queued texts (up to
+        ``ingest.find_embeds_at_most``) before ranking; returns how many still wait."""
+        ingestor = self.ingestor
+        if ingestor.embedder is None or not (config or self.config.retrieval).vectors:
+            return 0
+        return ingestor.embed_awaiting(flt.scope, self.config.ingest.find_embeds_at_most)
 
     def trace_session(self, *, user_id: str | None = None, agent_id: str | None = None,
                       project_id: str | None = None, session_id: str | None = None, limit: int = 20) -> builtins.list[dict[str, Any]]:
@@ -864,7 +881,11 @@ class Kernel:
 
     # -- lifecycle: reinforcement, audit, prefetch (issue 22, docs/lifecycle.md) -----------------
     def _with_access(self, entries: builtins.list[Entry]) -> builtins.list[Entry]:
-        stats = self._ready().access_stats(e.id for e in entries) if entries else {}
+        # read-your-writes: the counts include this process's reinforcement still queued for the flush
+        store, reinforcer = self._ready(), self._reinforcer
+        ids = [e.id for e in entries]
+        stats = {} if not ids else (reinforcer.with_queued(ids, store.access_stats) if reinforcer is not None
+                                    else store.access_stats(ids))
         for entry in entries:
             if entry.id in stats:
                 entry.access_count, entry.last_accessed_at = stats[entry.id]

@@ -42,7 +42,7 @@ from agentbase_adapters._http_guard import (
     parse_json,
     resolve_api_key,
 )
-from agentbase_adapters._require import require
+from agentbase_adapters._require import require, require_extra
 from agentbase_adapters.openai._runs import CONTEXT_TOKEN_BUDGET
 from agentbase_adapters.openai._wire import check_fields, check_limit, check_types
 from agentbase_adapters.openai.adapter import AsyncOpenAIAssistantAdapter, Responder
@@ -438,6 +438,7 @@ def serve(
             or key file, an unknown embedder.
         EmbeddingMismatch: The file was written with another embedder than ``embedder``.
     """
+    require_extra("openai")
     key = resolve_api_key(api_key, api_key_file)
     check_bind(host, key, allow_remote=allow_remote)
     uvicorn = require("uvicorn", extra="openai")

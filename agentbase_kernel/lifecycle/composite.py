@@ -1,5 +1,5 @@
 """The composite rank term: retrieval's candidates re-scored by relevance, recency, importance and
-access (one hook in ``retrieve/pipeline.py``, ``Retriever.rank_term``)::
+access (one hook: the ``rank_term`` step of ``retrieve/steps.py``)::
 
     (w_sim * relevance + w_rec * 0.5^(age / half_life) + w_imp * importance + w_acc * f(access))
     / (w_sim + w_rec + w_imp + w_acc)
