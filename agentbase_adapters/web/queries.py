@@ -350,6 +350,8 @@ class Queries:
                 continue
             i = bisect.bisect_right(edges, when) - 1
             series[ctype][i] += 1
+        series = {t: v for t, v in series.items() if any(v)}  # the legend names what the range holds
+        types = list(series)
         return {"labels": [label for _, label in bins], "types": types, "series": series, "span": span,
                 "bin": _BIN_NAMES[span if span != "all" else _all_bin(start, end)], "outside": outside,
                 "start": bins[0][0], "end": end}
