@@ -266,7 +266,8 @@ class LifecycleConfig:
     audit_reads: bool = False
     # the log keeps this many rows; the oldest are pruned
     audit_max_rows: int = 100_000
-    # importance, decay, capacity, consolidation (lifecycle/rank.py, capacity.py, consolidate.py).
+    # importance, decay, capacity, consolidation (rules/rank.py; lifecycle/capacity.py, consolidate.py,
+    # composite.py).
     # The composite rank term w_sim*relevance + w_rec*0.5^(age/half_life) + w_imp*importance +
     # w_acc*access is off: it did not measure positive on both dev sets (docs/lifecycle.md)
     rank_composite: bool = False

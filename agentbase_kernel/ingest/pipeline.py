@@ -20,10 +20,10 @@ import numpy as np
 
 from ..config import IngestConfig
 from ..errors import EmbedderUnavailable, InvalidArgument
-from ..lifecycle.conflicts import conflict_reason
-from ..lifecycle.importance import rule_importance
-from ..lifecycle.trust import stamp
 from ..records import AddResult, Entry, Message, Scope, Session
+from ..rules.conflicts import conflict_reason
+from ..rules.importance import rule_importance
+from ..rules.trust import stamp
 from ..store.base import NO_EMBEDDER, EntryFilter, utcnow
 from ..store.protocol import EntryRow
 from ..text import tokenize

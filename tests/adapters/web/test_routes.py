@@ -253,7 +253,8 @@ def test_every_page_refuses_framing_and_scripts(copy_kernel):
 def test_serve_and_main_refuse_bad_arguments(tmp_path, capsys):
     with pytest.raises(InvalidArgument, match="without an API key"):
         serve(tmp_path / "x.db", host="0.0.0.0")
-    assert main([]) == 2 and "usage: agentbase-web DB" in capsys.readouterr().err
+    assert main(["a.db", "1", "extra"]) == 2 and "usage: agentbase-web [DB [PORT]]" in capsys.readouterr().err
+    assert main([]) == 2 and f"no such file: {tmp_path / 'default.db'}" in capsys.readouterr().err  # $AGENTBASE_PATH
     assert main([str(tmp_path / "missing.db"), "8080"]) == 2 and "no such file" in capsys.readouterr().err
     assert main([str(tmp_path / "missing.db"), "port"]) == 2 and "PORT must be a number" in capsys.readouterr().err
 
