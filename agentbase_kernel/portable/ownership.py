@@ -22,17 +22,21 @@ a scope never merges the file into someone else's rows.
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import Any, Protocol
 
 from ..errors import ImportConflict, InvalidArgument
 from ..records import Entry, Scope
-from ..store import Store
+from ..store.protocol import EntryStore, SessionStore
 
-__all__ = ["ON_CONFLICT", "Claims"]
+__all__ = ["ON_CONFLICT", "Claims", "OwnerStore"]
 
 ON_CONFLICT = ("fail", "skip", "rekey")
 _SCOPE_KEYS = ("user_id", "agent_id", "project_id")
 _LISTED = 100  # conflicts listed one by one in the summary; the rest are counted
+
+
+class OwnerStore(EntryStore, SessionStore, Protocol):
+    """What the ownership checks read: entries, sessions and messages by id (and a session to make)."""
 
 
 def _scope(fields: dict[str, Any], *, session: bool = True) -> Scope:
@@ -47,7 +51,7 @@ def _owner(scope: Scope) -> Scope:
 class Claims:
     """One import's view of ownership: the ids it wrote or found in scope, its renames, its conflicts."""
 
-    def __init__(self, store: Store, *, on_conflict: str = "fail", forced: dict[str, str] | None = None) -> None:
+    def __init__(self, store: OwnerStore, *, on_conflict: str = "fail", forced: dict[str, str] | None = None) -> None:
         if on_conflict not in ON_CONFLICT:
             raise InvalidArgument(f"on_conflict must be one of {', '.join(ON_CONFLICT)}; got {on_conflict!r}",
                                   param="on_conflict")
