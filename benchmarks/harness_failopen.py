@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from agentbase_kernel import AgentBase
+from agentbase_kernel import AgentBase, Config
 
 __all__ = ["run_claude", "run_hermes"]
 
@@ -47,6 +47,7 @@ def _summary(before: dict[str, int], after: dict[str, int], times: list[float], 
         "breaker_trips": after["trips"] - before["trips"],
         "requests_refused_while_open": after["refused"] - before["refused"],
         "requests_sent_while_open": after["sent_while_open"] - before["sent_while_open"],
+        "adapter_requests_sent_while_down": after["sent"] - before["sent"],
         "proxy_connection_attempts_while_down": after["connections"] - before["connections"],
         "turn_writes_queued": written, "turn_writes_stored_after_recovery": stored,
         "writes_dropped": guard.stats.writes_dropped,
@@ -160,11 +161,13 @@ def _with_postgres(fn: Callable[..., dict[str, Any]], **kwargs: Any) -> dict[str
     from tests.adapters._tcp_proxy import TcpProxy
     from tests.postgres.server import ThrowawayServer
 
-    with ThrowawayServer.start() as server:
+    with ThrowawayServer.start(durable=True) as server:  # fsync and synchronous_commit on: a kill loses no commit
         url = server.create_database()
         proxy = TcpProxy(server.port)
         try:
-            with AgentBase(proxy.url(url), ner="regex") as db:
+            # synchronous FULL: a commit is on disk before it returns (the default NORMAL, like SQLite's, may lose
+            # the last commits when the server dies - the kernel's durability setting, not the adapter's)
+            with AgentBase(proxy.url(url), ner="regex", config=Config.load().with_(storage={"synchronous": "FULL"})) as db:
                 return fn(server, proxy, db, **kwargs)
         finally:
             proxy.close()
