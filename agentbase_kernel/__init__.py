@@ -1,4 +1,4 @@
-"""agentbase: memory for AI agents on one SQLite file.
+"""agentbase: memory for AI agents on a SQLite file (or a PostgreSQL database).
 
 Usage::
 

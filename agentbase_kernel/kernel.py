@@ -68,7 +68,7 @@ def _on_governance(method: Callable[Concatenate[Governance, P], R]) -> Callable[
 
 
 class Kernel:
-    """The synchronous agentbase core over one SQLite file.
+    """The synchronous agentbase core over one database (a SQLite file or a ``postgresql://`` URL).
 
     Usage::
 
@@ -116,7 +116,7 @@ class Kernel:
         self._reinforcer: Reinforcer | None = None
         self._schedule: ConsolidationSchedule | None = None
 
-    # -- lifecycle -----------------------------------------------------------------------------
+    # -- opening and closing --------------------------------------------------------------------
     def initialize(self) -> Kernel:
         """Open the file, apply migrations, load NER and the embedder. Idempotent."""
         self._ready()
@@ -214,7 +214,7 @@ class Kernel:
     def closed(self) -> bool:
         return self._root._closed
 
-    # -- governance: who is acting (docs/lifecycle.md) ------------------------------------------
+    # -- who is acting: the agent policies judge, the source stamped on writes (docs/lifecycle.md)
     @property
     def agent(self) -> str | None:
         """The acting agent that scope policies judge (``None``: the file's owner, unrestricted)."""
@@ -762,7 +762,7 @@ class Kernel:
 
 
 class AgentBase:
-    """Agent memory on one SQLite file: the async facade over ``Kernel`` (``db.sync``).
+    """Agent memory on one database (a SQLite file or PostgreSQL): the async facade over ``Kernel`` (``db.sync``).
 
     Usage::
 

@@ -1,4 +1,4 @@
-"""A user's install: ``pip install "agentbase-memory[embed]"`` brings no torch and embeds offline (issue 15)."""
+"""A user's install: ``pip install "agentbase-memory[embed]"`` brings no torch and embeds offline."""
 
 from __future__ import annotations
 
