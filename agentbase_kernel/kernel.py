@@ -110,6 +110,7 @@ class Kernel:
         self._store: Store | None = None
         self._closed = False
         self.embedder: Any = None
+        self._embedder_reason: str | None = None
         self.ner: Any = None
         self._ingestor: Ingestor | None = None
         self._retriever: Retriever | None = None
@@ -137,17 +138,20 @@ class Kernel:
             return self._store
         with self._open_lock:
             if self._store is None:
-                from .text.embedders import get_embedder
+                from .text.embedders import get_embedder, no_embedder_reason
                 from .text.embedders.remote import prepare_remote
                 from .text.ner import load_ner
 
                 store = open_store(self.path, self.config.storage, create=self._create)
                 try:
                     spec = self._embedder_spec
-                    if isinstance(spec, str) and spec.casefold() == "auto" \
-                            and store.meta().get("embedding_model") == NO_EMBEDDER:
+                    file_has_none = store.meta().get("embedding_model") == NO_EMBEDDER
+                    if isinstance(spec, str) and spec.casefold() == "auto" and file_has_none:
                         spec = None  # "auto" opens a file written without an embedder as it was written
                     embedder = get_embedder(spec)
+                    # never silent: "auto" finding no model warns once; info() says why either way
+                    self._embedder_reason = (None if embedder is not None
+                                             else no_embedder_reason(self._embedder_spec, file_has_none=file_has_none))
                     if embedder is not None:
                         prepare_remote(embedder, self.config.embedder, store.meta())  # fail-open HTTP embedders
                         store.check_embedder(embedder.name, embedder.dim)
@@ -296,6 +300,7 @@ class Kernel:
                 "vector_backend": store.vector_backend,
                 "ner_stage": self.ingestor.ner_stage,
                 "embedder": getattr(self.embedder, "name", None), "dim": getattr(self.embedder, "dim", None),
+                "embedder_reason": self._root._embedder_reason,
                 "embedder_breaker": breaker, "vector_backlog": backlog}
 
     @property
