@@ -601,12 +601,13 @@ class Kernel:
         report["ok"] = report["ok"] and (report["texts_without_vector"] == 0 or waiting)
         return report
 
-    def rebuild(self) -> dict[str, Any]:
-        """Rebuild the FTS index from the entries and embed any text that lacks a vector."""
+    def rebuild(self, *, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+        """Rebuild the FTS index from the entries and embed any text that lacks a vector
+        (``progress(done, total)`` counts those texts)."""
         store = self._ready()
         store.rebuild_fts()
         if self.embedder is not None:
-            self.ingestor.embed_missing(store.hashes_without_vector())
+            self.ingestor.embed_missing(store.hashes_without_vector(), progress=progress)
         return self.verify()
 
     # -- export / import (agentbase_kernel/portable/, docs/export-format.md) -------------------
@@ -621,20 +622,23 @@ class Kernel:
             .export(out, metadata=metadata, vectors=vectors, traces=traces, progress=progress)
 
     def import_(self, source: str | os.PathLike[str] | Any, *, dry_run: bool = False,
-                progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+                progress: Callable[[int, int], None] | None = None,
+                embed_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
         """Read an agentbase export (a path, a text stream, or header + record dicts) in one transaction.
 
         Ids and times are kept; a record already here is skipped, or updated when its ``updated_at``
         is newer, so importing twice is safe. A bad line raises ``InvalidArgument`` naming it and
         nothing is written. Vectors are kept when the file's embedder is this database's, else the
         texts are embedded again. ``dry_run`` checks every line and counts records, writing nothing.
+        ``progress(done, total)`` counts records; ``embed_progress(done, total)`` the texts embedded
+        after them (a phase of its own: thousands of texts take seconds).
         """
         from .portable import import_records
 
         self._gate.check("write", Scope(), "import", whole=True)
         with writing_as(Writer("import", self._agent)), self.bulk_load():
             return import_records(self, self._ready(), source, embedder=self.embedder, backfill=self.ingestor,
-                                  dry_run=bool(dry_run), progress=progress)
+                                  dry_run=bool(dry_run), progress=progress, embed_progress=embed_progress)
 
     # -- reinforcement, capacity, archival, consolidation (docs/lifecycle.md) ---------------------
     def _with_access(self, entries: builtins.list[Entry]) -> builtins.list[Entry]:

@@ -163,13 +163,15 @@ class Ingestor:
         return out
 
     # -- embedding -----------------------------------------------------------------------------
-    def embed_missing(self, items: Sequence[tuple[str, str]], batch_size: int = _EMBED_BATCH) -> int:
+    def embed_missing(self, items: Sequence[tuple[str, str]], batch_size: int = _EMBED_BATCH, *,
+                      progress: Callable[[int, int], None] | None = None) -> int:
         """Embed each distinct text whose hash has no vector yet; returns how many were embedded.
 
         Texts go to the embedder shortest first, ``batch_size`` at a time, so one ``add_messages``
         call is one ``embed_batch`` call (one request for an HTTP embedder). A local model pads
         each run to its longest text, so the embedder should run what it gets in short sorted runs
-        (``OnnxEmbedder`` does; docs/retrieval.md, "Where each default comes from").
+        (``OnnxEmbedder`` does; docs/retrieval.md, "Where each default comes from"). ``progress(done,
+        total)`` counts texts, after each batch.
         """
         if self.embedder is None or not items:
             return 0
@@ -185,6 +187,8 @@ class Ingestor:
             done += len(chunk)
             with self._lock:
                 self.texts_embedded += len(chunk)
+            if progress is not None:
+                progress(done, len(missing))
         return done
 
     def _embed_or_defer(self, items: Sequence[tuple[str, str]]) -> bool:
