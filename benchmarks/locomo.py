@@ -33,10 +33,10 @@ DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo
 ASSISTANT_DATA = Path(__file__).resolve().parent / "data" / "assistant_dev.json"
 DATASETS = {"locomo": DEFAULT_DATA, "assistant": ASSISTANT_DATA}
 # What each dev set is to the defaults being measured: both are what they were tuned on (LoCoMo dev
-# from the first round, the assistant set since issue 15's round: docs/retrieval.md).
+# from the first round, the assistant set since the second tuning round: docs/retrieval.md).
 SAMPLE_NOTES = {
     "locomo": "in-sample: the retrieval defaults were tuned on these conversations",
-    "assistant": "in-sample: the retrieval defaults were tuned on these conversations too (issue 15)",
+    "assistant": "in-sample: the retrieval defaults were tuned on these conversations too (in the second tuning round)",
 }
 IN_SAMPLE = frozenset(name for name, note in SAMPLE_NOTES.items() if note.startswith("in-sample"))
 _DATE_FORMATS = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%I:%M %p on %B %d, %Y", "%d %B, %Y", "%d %B %Y",
@@ -213,7 +213,7 @@ def _bar(total: int, desc: str, enabled: bool) -> Any:
     try:
         from tqdm import tqdm
 
-        return tqdm(total=total, desc=desc, disable=not enabled, file=sys.stderr, leave=False)
+        return tqdm(total=total, desc=desc, disable=not (enabled and sys.stderr.isatty()), file=sys.stderr, leave=False)
     except ImportError:  # tqdm is a dev dependency; without it, no bar
         class _Null:
             def update(self, n: int) -> None: ...

@@ -31,7 +31,7 @@ from ..options import (
 )
 from ..output import echo_json
 from ..output import table as print_table
-from ..progress import bar
+from ..progress import bar, phase_bar
 
 __all__ = ["COMMANDS"]
 
@@ -133,14 +133,17 @@ def import_(ctx: click.Context, source: str, kind: str, table: str | None, user_
             created["embedder"] = info["embedder"]
             created["dim"] = info["dim"]
         if kind == "agentbase":
-            with bar("importing", quiet=quiet, unit="B") as progress:
-                summary = kernel.import_(stream, dry_run=dry_run, progress=progress)
+            with bar("importing", quiet=quiet, unit="record") as progress, \
+                    phase_bar("embedding texts without a vector", quiet=quiet, unit="text") as embedding:
+                summary = kernel.import_(stream, dry_run=dry_run, progress=progress, embed_progress=embedding)
         else:
             from agentbase_adapters.importers import import_from
 
-            with bar(f"importing from {kind}", quiet=quiet, unit="record") as progress:
+            with bar(f"importing from {kind}", quiet=quiet, unit="record") as progress, \
+                    phase_bar("embedding texts without a vector", quiet=quiet, unit="text") as embedding:
                 summary = import_from(kernel, kind, source, table=table, user_id=user_id, dry_run=dry_run,
-                                      progress=lambda done, total: progress(done, total or None))  # type: ignore[arg-type]
+                                      progress=lambda done, total: progress(done, total or None),  # type: ignore[arg-type]
+                                      embed_progress=embedding)
     if as_json:
         echo_json({**{k: v for k, v in summary.items() if k != "header"}, "created": created})
         return

@@ -45,7 +45,8 @@ class Writes(Protocol):
 class Backfill(Protocol):
     """Vectors for the texts that came without a usable one (the ingestor's)."""
 
-    def embed_missing(self, items: Sequence[tuple[str, str]]) -> int: ...
+    def embed_missing(self, items: Sequence[tuple[str, str]], *,
+                      progress: Callable[[int, int], None] | None = None) -> int: ...
 
     def resume(self) -> bool: ...
 
@@ -59,7 +60,10 @@ def _lines(source: Any, progress: Callable[[int, int], None] | None) -> Iterator
         path = Path(source)
         if not path.is_file():
             raise InvalidArgument(f"{path} is not a file")
-        total = path.stat().st_size
+        total = 0
+        if progress is not None:  # progress in records: count the lines first (a fast pass over the bytes)
+            with open(path, "rb") as fh:
+                total = sum(1 for line in fh if line.strip())
         with open(path, "rb") as fh:
             yield from _stream(io.TextIOWrapper(fh, encoding="utf-8", newline=""), progress, total, fh)
         return
@@ -87,8 +91,8 @@ def _stream(text: IO[str], progress: Callable[[int, int], None] | None, total: i
         lineno += 1
         if line.strip():
             yield f"line {lineno}", decode_line(line, lineno)
-        if progress is not None and raw is not None and lineno % 200 == 0:
-            progress(raw.tell(), total)
+            if progress is not None and lineno % 50 == 0:
+                progress(lineno, max(total, lineno) if total else 0)
 
 
 def read_records(source: Any, progress: Callable[[int, int], None] | None = None
@@ -261,10 +265,12 @@ def _later_or_equal(stored: Any, incoming: str) -> bool:
 
 
 def import_records(writes: Writes, store: ImportStore, source: Any, *, embedder: Any, backfill: Backfill,
-                   dry_run: bool = False, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+                   dry_run: bool = False, progress: Callable[[int, int], None] | None = None,
+                   embed_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Import ``source`` (a path, a text stream, or header + record dicts): exported rows straight
     into ``store``, other products' records through ``writes``; texts without a usable vector get
-    one from ``backfill`` (the database's ``embedder``).
+    one from ``backfill`` (the database's ``embedder``). ``progress(done, total)`` counts records
+    (total: the file's lines, 0 for a stream); ``embed_progress(done, total)`` the texts embedded after.
 
     Returns ``{"records": n, "by_type": {type: {"inserted", "updated", "skipped"}}, "vectors_dropped",
     "reembedded", "dry_run"}``; with ``dry_run`` every record is read and checked, nothing written,
@@ -284,10 +290,12 @@ def import_records(writes: Writes, store: ImportStore, source: Any, *, embedder:
             run.add(where, kind, fields)
             n += 1
         run.finish()
+        if progress is not None:
+            progress(n, n)
         # texts that came without a usable vector get one from this database's embedder
         queued = False
         try:
-            reembedded = backfill.embed_missing(store.hashes_without_vector())
+            reembedded = backfill.embed_missing(store.hashes_without_vector(), progress=embed_progress)
         except EmbedderUnavailable:  # a remote embedder fails open: the import lands, vectors are backfilled
             reembedded, queued = 0, True
     if queued:
