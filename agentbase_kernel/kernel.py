@@ -429,13 +429,13 @@ class Kernel:
              include_invalid: bool = False, as_of: datetime | None = None, metadata: dict[str, Any] | None = None,
              since: datetime | None = None, until: datetime | None = None, limit: int | None = 100,
              offset: int = 0, order: str = "asc", archived: bool | None = False,
-             min_trust: float | None = None) -> builtins.list[Entry]:
+             min_trust: float | None = None, text_contains: str | None = None) -> builtins.list[Entry]:
         """``scope(...).list``: entries in creation order, filtered; ``limit=None`` for all."""
         return self.scope(user_id=user_id, agent_id=agent_id, project_id=project_id, session_id=session_id) \
             .list(context_type=context_type, category=category, tags=tags, role=role,
                   include_expired=include_expired, include_invalid=include_invalid, as_of=as_of, metadata=metadata,
                   since=since, until=until, limit=limit, offset=offset, order=order, archived=archived,
-                  min_trust=min_trust)
+                  min_trust=min_trust, text_contains=text_contains)
 
     def count(self, /, *, user_id: str | None = None, agent_id: str | None = None, project_id: str | None = None,
               session_id: str | None = None, **filters: Any) -> int:
