@@ -2,8 +2,8 @@
 
 Usage::
 
-    python -m benchmarks run                      # every system on both dev sets, writes RESULTS.md + PNGs
-    python -m benchmarks run --set locomo         # one dev set (locomo | assistant | both)
+    python -m benchmarks run                      # every system on the six dev sets, writes RESULTS.md + PNGs
+    python -m benchmarks run --set locomo,beam    # some dev sets (all | both | a list of set names)
     python -m benchmarks run --data A.json --data B.json   # any LoCoMo-format files
     python -m benchmarks run --quick              # one conversation per set, small: a smoke run
     python -m benchmarks scale --sizes 10000,100000
@@ -57,15 +57,15 @@ def _load(path: str, quick: bool) -> list[dict]:
 
 
 def _datasets(args: argparse.Namespace) -> list[Path]:
-    """--data files if given, else the --set's files; both (the default) skips a set whose file is missing."""
+    """--data files if given, else the --set's files (``all``: the six dev sets; ``both``: LoCoMo and assistant)."""
     if args.data:
         paths = [Path(p) for p in args.data]
     else:
-        names = ["locomo", "assistant"] if args.set == "both" else [args.set]
+        names = {"all": list(locomo.DATASETS), "both": ["locomo", "assistant"]}.get(args.set, args.set.split(","))
+        unknown = [n for n in names if n not in locomo.DATASETS]
+        if unknown:
+            raise SystemExit(f"unknown dev sets {unknown}; choose from all, both, {', '.join(locomo.DATASETS)}")
         paths = [locomo.DATASETS[n] for n in names]
-        if args.set == "both" and not locomo.ASSISTANT_DATA.exists():
-            print(f"note: {locomo.ASSISTANT_DATA} does not exist yet: LoCoMo dev only", flush=True)
-            paths = [locomo.DEFAULT_DATA]
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
         raise SystemExit(f"dev set not found: {', '.join(missing)}")
@@ -100,6 +100,22 @@ def _merge(run: dict, other: dict) -> dict:
     return run
 
 
+def _installed(names: list[str], smoke: bool) -> list[str]:
+    """``names`` less the systems whose optional package is not installed (said once each)."""
+    import importlib.util
+
+    from .systems import OPTIONAL
+
+    keep = []
+    for name in names:
+        package = OPTIONAL.get(name)
+        if package and not smoke and importlib.util.find_spec(package) is None:
+            print(f"note: {name} skipped: it needs `pip install {package}`", flush=True)
+            continue
+        keep.append(name)
+    return keep
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from .systems import DEFAULT, SYSTEMS
 
@@ -109,6 +125,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     unknown = set(names) - set(SYSTEMS)
     if unknown:
         raise SystemExit(f"unknown systems {sorted(unknown)}; choose from {', '.join(SYSTEMS)}")
+    names = _installed(names, args.smoke)
     paths = _datasets(args)
     started = time.perf_counter()
     run: dict = {"started": _now(), "quick": args.quick, "smoke": args.smoke, "jobs": args.jobs, "sets": {},
@@ -386,8 +403,9 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("run", help="quality + speed for every system on the dev sets")
     p.add_argument("--data", action="append", help="a LoCoMo-format file (repeatable); overrides --set")
-    p.add_argument("--set", choices=("locomo", "assistant", "both"), default="both",
-                   help="which dev sets (default both; LoCoMo only while the assistant set is not written)")
+    p.add_argument("--set", default="all",
+                   help="which dev sets: all (default: the six), both (LoCoMo and assistant), or a comma-separated "
+                        f"list of {', '.join(locomo.DATASETS)}")
     p.add_argument("--quick", action="store_true",
                    help=f"first conversation and its first {QUICK_QUESTIONS} questions of each set")
     p.add_argument("--systems", help="comma-separated subset (default: every non-ablation system)")
