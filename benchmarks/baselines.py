@@ -63,6 +63,12 @@ class DenseBaseline:
         from .embedders import encoder
 
         self.encoder = encoder(embedder, smoke)
+        # recorded with the row (the embedder table reads it)
+        self.extra: dict[str, object] = {"embedder": embedder}
+        if not smoke:
+            from .embedders import weights_bytes
+
+            self.extra["weights_bytes"] = weights_bytes(embedder)
         self.path = workdir / "dense.npz"
         self.vectors: dict[str, list[np.ndarray]] = {}
         self.ids: dict[str, list[str]] = {}

@@ -161,5 +161,5 @@ def run_system(name: str, data: list[dict[str, Any]], workdir: Path, *, progress
         "search_p50_ms": search["p50_ms"], "search_p95_ms": search["p95_ms"],
         "bytes": size, "bytes_per_memory": round(size / max(len(turns), 1), 1), "stored_rows": stored,
         "peak_rss": peak_rss_bytes(), "rows": [row], "wall_s": round(time.perf_counter() - started, 1),
-        "smoke": smoke,
+        "smoke": smoke, **getattr(subject, "extra", {}),
     }
