@@ -51,9 +51,22 @@ def _quick(data: list[dict]) -> list[dict]:
     return [first]
 
 
-def _load(path: str, quick: bool) -> list[dict]:
+def _load(path: str, quick: bool, max_turns: int | None = None) -> list[dict]:
     data = locomo.load(Path(path))
-    return _quick(data) if quick else data
+    return _quick(data) if quick else _first_turns(data, max_turns) if max_turns else data
+
+
+def _first_turns(data: list[dict], max_turns: int) -> list[dict]:
+    """--max-turns: whole conversations in file order while their turns add up to at most N (at least one)."""
+    kept: list[dict] = []
+    total = 0
+    for conv in data:
+        n = len(locomo.turns_of([conv]))
+        if kept and total + n > max_turns:
+            break
+        kept.append(conv)
+        total += n
+    return kept
 
 
 def _datasets(args: argparse.Namespace) -> list[Path]:
@@ -138,8 +151,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     entries: dict[str, dict] = {}
     for path in paths:
         name = locomo.set_name(path)
-        data = _load(str(path), args.quick)
+        data = _load(str(path), args.quick, args.max_turns)
         entries[name] = {"data": str(path), "note": locomo.SAMPLE_NOTES.get(name, "dev set"), "started": _now(),
+                         "of_conversations": len(locomo.load(path)),
                          "conversations": len(data), "turns": len(locomo.turns_of(data)),
                          "questions": len(locomo.questions_of(data)), "systems": []}
 
@@ -155,6 +169,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         name = locomo.set_name(path)
         print(f"== {name} / {system}", flush=True)
         extra = ["--quick"] if args.quick else []
+        extra += ["--max-turns", str(args.max_turns)] if args.max_turns else []
         extra += ["--smoke"] if args.smoke else []
         extra += ["--no-progress"] if args.no_progress else []
         try:
@@ -213,7 +228,8 @@ def cmd_system(args: argparse.Namespace) -> int:
 
     code = versions()["agentbase commit"]  # at start: the kernel may change on disk during a long run
     with tempfile.TemporaryDirectory(prefix=f"bench-{args.name}-") as tmp:
-        result = run_system(args.name, _load(args.data, args.quick), Path(tmp), progress=not args.no_progress,
+        result = run_system(args.name, _load(args.data, args.quick, args.max_turns), Path(tmp),
+                            progress=not args.no_progress,
                             smoke=args.smoke)
     result["code"] = code
     Path(args.out).write_text(json.dumps(result, default=str))
@@ -409,6 +425,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true",
                    help=f"first conversation and its first {QUICK_QUESTIONS} questions of each set")
     p.add_argument("--systems", help="comma-separated subset (default: every non-ablation system)")
+    p.add_argument("--max-turns", type=int,
+                   help="per set, only its first whole conversations that add up to at most N turns (a cheaper run; "
+                        "the report says how many conversations of how many)")
     p.add_argument("--jobs", type=int, default=1,
                    help="worker processes at once (default 1: every system measured alone, one after another)")
     p.add_argument("--smoke", action="store_true", help="stand-in embedder and regex NER: for tests, not results")
@@ -421,6 +440,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("name")
     p.add_argument("--data", default=str(locomo.DEFAULT_DATA))
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--max-turns", type=int)
     p.add_argument("--smoke", action="store_true")
     p.add_argument("--out", required=True)
     common(p, results=False)

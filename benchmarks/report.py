@@ -61,7 +61,10 @@ def set_section(name: str, entry: dict[str, Any], run: dict[str, Any]) -> list[s
     by_key = {s["system"]: s for s in systems}
     title = TITLES.get(name, name)
     out = [f"## {title} — {entry['note']}", "",
-           f"Data: `{entry['data']}` ({entry['conversations']} conversations, {entry['turns']} turns, "
+           f"Data: `{entry['data']}` ({entry['conversations']} conversations"
+           + (f" — the first {entry['conversations']} of {entry['of_conversations']} (`--max-turns`)"
+              if entry.get("of_conversations", entry["conversations"]) > entry["conversations"] else "")
+           + f", {entry['turns']} turns, "
            f"{entry.get('questions', '?')} questions of categories 1-4; malformed or dangling evidence ids: "
            f"{entry.get('malformed_evidence', '?')}). Every system is given the same memory text per turn, "
            "`(<session date>) <Speaker>: <text>` (a photo's caption included), plus the speaker, session and date "
