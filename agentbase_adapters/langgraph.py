@@ -19,7 +19,7 @@ Mapping (one item = one kernel entry):
   kernel's ``find`` for ``offset + limit`` hits.
 
 The store is written once over the sync kernel (``db.sync``); ``abatch`` runs ``batch`` in a
-worker thread (``agentbase_adapters._async``).
+worker thread (``agentbase_kernel.in_thread``).
 
 Install with ``pip install 'agentbase-memory[langgraph]'``.
 """
@@ -52,8 +52,7 @@ from langgraph.store.base import (  # noqa: E402
     validate_op_namespace,
 )
 
-from agentbase_adapters._async import in_thread  # noqa: E402
-from agentbase_kernel import AgentBase, Entry, Kernel, speaker_prefix  # noqa: E402
+from agentbase_kernel import AgentBase, Entry, Kernel, in_thread, speaker_prefix  # noqa: E402
 
 __all__ = ["AgentBaseStore", "ScopeRule", "user_namespace_rule"]
 

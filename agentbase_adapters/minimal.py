@@ -2,7 +2,7 @@
 
 ``who`` is the kernel's ``user_id``; ``tags`` and keyword metadata are stored with the entry. The same
 entries are visible to every other adapter on the same file. Written once over the sync kernel;
-each ``a``-twin runs its sync method in a worker thread (``agentbase_adapters._async``).
+each ``a``-twin runs its sync method in a worker thread (``agentbase_kernel.in_thread``).
 """
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ from collections.abc import Iterable
 from os import PathLike
 from typing import Any
 
-from agentbase_adapters._async import in_thread
-from agentbase_kernel import AddResult, AgentBase, Hit, InvalidArgument, NotFoundError
+from agentbase_kernel import AddResult, AgentBase, Hit, InvalidArgument, NotFoundError, in_thread
 
 __all__ = ["MinimalAdapter"]
 
@@ -86,7 +85,7 @@ class MinimalAdapter:
         self.db: AgentBase = (db if isinstance(db, AgentBase) else AgentBase(db, **options)).view(source="minimal")
         self.defer_embedding = defer_embedding
 
-    def remember(self, text: str, *, who: str | None = None, tags: Iterable[str] = (), **metadata: Any) -> str:
+    def remember(self, /, text: str, *, who: str | None = None, tags: Iterable[str] = (), **metadata: Any) -> str:
         """Store ``text`` and return its id; storing the same text twice returns the first id.
 
         Raises:

@@ -207,11 +207,39 @@ class RetrievalConfig:
     # ... and one that fills the asked slot and announces a change may come from down to this share
     latest_slot_change_relevance: float = 0.5
     decompose: bool = False
+    # the keyword leg searches the whole question and at most this many sub-queries in all; a
+    # sub-query's rows count this much of the whole question's
+    max_subqueries: int = 6
+    subquery_weight: float = 0.5
+    # which memories hold each query word (unseen and missed words) is read up to this many rows a
+    # word; a word in more is common and never counts as missed
+    term_rows: int = 400
+    # missed words: the best-covering of the keyword leg's this-many best memories is compared
+    missed_words_pool: int = 10
+    # a memory whose resolved event date falls in the question's date window ranks up this much
+    date_event_boost: float = 1.5
+    # the keyword intents' boosts (intents=True): a preference question lifts the user's turns,
+    # preference memories and turns that imply an acted-on preference; an update question lifts
+    # recently updated memories by up to intent_update_boost (half-life update_half_life_days)
+    intent_preference_user: float = 1.8
+    intent_preference_category: float = 2.0
+    intent_preference_implicit: float = 1.3
+    intent_update_boost: float = 0.5
     co_retrieval: bool = True
     co_retrieval_seeds: int = 3
     co_retrieval_window: int = 2
     co_retrieval_weight: float = 0.6
     rerank: bool = False
+    # the heuristic rerank's mix (rerank=True): relevance, freshness, confidence, scope priority
+    # (session 1.0, agent, project, global each rerank_scope_step less; the searched session
+    # rerank_same_session more) and a preference memory for a preference question
+    rerank_relevance: float = 0.6
+    rerank_freshness: float = 0.15
+    rerank_confidence: float = 0.1
+    rerank_priority: float = 0.1
+    rerank_type_match: float = 0.05
+    rerank_scope_step: float = 0.2
+    rerank_same_session: float = 0.2
     # facts extracted from a turn rank a little below the turn itself
     derived_weight: float = 0.8
     freshness_half_life_days: float = 7.0
@@ -238,7 +266,8 @@ class LifecycleConfig:
     audit_reads: bool = False
     # the log keeps this many rows; the oldest are pruned
     audit_max_rows: int = 100_000
-    # importance, decay, capacity, consolidation (lifecycle/rank.py, capacity.py, consolidate.py).
+    # importance, decay, capacity, consolidation (rules/rank.py; lifecycle/capacity.py, consolidate.py,
+    # composite.py).
     # The composite rank term w_sim*relevance + w_rec*0.5^(age/half_life) + w_imp*importance +
     # w_acc*access is off: it did not measure positive on both dev sets (docs/lifecycle.md)
     rank_composite: bool = False

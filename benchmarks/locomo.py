@@ -230,7 +230,7 @@ def _bar(total: int, desc: str, enabled: bool) -> Any:
     try:
         from tqdm import tqdm
 
-        return tqdm(total=total, desc=desc, disable=not enabled, file=sys.stderr, leave=False)
+        return tqdm(total=total, desc=desc, disable=not (enabled and sys.stderr.isatty()), file=sys.stderr, leave=False)
     except ImportError:  # tqdm is a dev dependency; without it, no bar
         class _Null:
             def update(self, n: int) -> None: ...

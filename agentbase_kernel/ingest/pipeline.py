@@ -20,10 +20,10 @@ import numpy as np
 
 from ..config import IngestConfig
 from ..errors import EmbedderUnavailable, InvalidArgument
-from ..lifecycle.conflicts import conflict_reason
-from ..lifecycle.importance import rule_importance
-from ..lifecycle.trust import stamp
 from ..records import AddResult, Entry, Message, Scope, Session
+from ..rules.conflicts import conflict_reason
+from ..rules.importance import rule_importance
+from ..rules.trust import stamp
 from ..store.base import NO_EMBEDDER, EntryFilter, utcnow
 from ..store.protocol import EntryRow
 from ..text import tokenize
@@ -163,14 +163,15 @@ class Ingestor:
         return out
 
     # -- embedding -----------------------------------------------------------------------------
-    def embed_missing(self, items: Sequence[tuple[str, str]], batch_size: int = _EMBED_BATCH) -> int:
+    def embed_missing(self, items: Sequence[tuple[str, str]], batch_size: int = _EMBED_BATCH, *,
+                      progress: Callable[[int, int], None] | None = None) -> int:
         """Embed each distinct text whose hash has no vector yet; returns how many were embedded.
 
         Texts go to the embedder shortest first, ``batch_size`` at a time, so one ``add_messages``
         call is one ``embed_batch`` call (one request for an HTTP embedder). A local model pads
         each run to its longest text: one unsorted run per LoCoMo session is 2.1x the real tokens,
         sorted runs of 8 are 1.27x, so the embedder should run what it gets in short sorted runs
-        (``OnnxEmbedder`` does).
+        (``OnnxEmbedder`` does). ``progress(done, total)`` counts texts, after each batch.
         """
         if self.embedder is None or not items:
             return 0
@@ -186,6 +187,8 @@ class Ingestor:
             done += len(chunk)
             with self._lock:
                 self.texts_embedded += len(chunk)
+            if progress is not None:
+                progress(done, len(missing))
         return done
 
     def _embed_or_defer(self, items: Sequence[tuple[str, str]]) -> bool:

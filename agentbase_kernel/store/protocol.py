@@ -69,8 +69,8 @@ class EntryRow(TypedDict, total=False):
     valid_from: datetime | None
     expires_at: datetime | None
     dedup: bool  # False keeps equal texts as separate entries
-    importance: float | None  # [0, 1]; ingest fills it (lifecycle/importance.py)
-    trust: float  # provenance (lifecycle/trust.py): 0..1, the role's default unless the caller set it
+    importance: float | None  # [0, 1]; ingest fills it (rules/importance.py)
+    trust: float  # provenance (rules/trust.py): 0..1, the role's default unless the caller set it
     source: str | None  # the adapter or path that wrote it
     written_by: str | None  # the acting agent
 

@@ -55,7 +55,9 @@ def test_timeline_and_heatmap_count_every_entry(client, kernel):
     total = kernel.count(include_invalid=True, include_expired=True)
     timeline = client.get("/timeline").text
     assert sum(_values(timeline)) == total and f'id="total">{total}<' in timeline
-    assert "<title>2026-03-02 memory: 1</title>" in timeline  # the first backdated note
+    # 279 days, a third of them today: auto shows all of it, per week (the first week: two notes, one resource)
+    assert "everything (chosen from the data" in timeline and "per week" in timeline
+    assert "<title>2026-03-02 memory: 2</title>" in timeline and "<title>2026-03-02 resource: 1</title>" in timeline
     heat = client.get("/heatmap").text
     assert sum(_values(heat)) == total
     assert re.search(r'data-value="(\d+)"><title>Mon 09:00 UTC: \1</title>', heat)
@@ -79,7 +81,9 @@ def test_tag_cloud_links_to_the_browser(client):
     html = client.get("/tags").text
     assert re.search(r'href="/memories\?tag=travel" data-value="1"', html)
     assert re.search(r'href="/memories\?tag=work" data-value="20"', html)
-    assert 'class="tag ner"' in html
+    users, entities = html.split('id="entity-tags"')
+    assert "ner_" not in users.split('id="user-tags"')[1]  # entities have their own cloud
+    assert re.search(r'href="/memories\?tag=ner_carol" data-value="\d+"[^>]*>carol<', entities)
 
 
 def test_activity_feed_shows_updates_supersessions_and_actors(client, kernel):
@@ -253,7 +257,8 @@ def test_every_page_refuses_framing_and_scripts(copy_kernel):
 def test_serve_and_main_refuse_bad_arguments(tmp_path, capsys):
     with pytest.raises(InvalidArgument, match="without an API key"):
         serve(tmp_path / "x.db", host="0.0.0.0")
-    assert main([]) == 2 and "usage: agentbase-web DB" in capsys.readouterr().err
+    assert main(["a.db", "1", "extra"]) == 2 and "usage: agentbase-web [DB [PORT]]" in capsys.readouterr().err
+    assert main([]) == 2 and f"no such file: {tmp_path / 'default.db'}" in capsys.readouterr().err  # $AGENTBASE_PATH
     assert main([str(tmp_path / "missing.db"), "8080"]) == 2 and "no such file" in capsys.readouterr().err
     assert main([str(tmp_path / "missing.db"), "port"]) == 2 and "PORT must be a number" in capsys.readouterr().err
 
