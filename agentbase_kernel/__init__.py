@@ -1,4 +1,4 @@
-"""agentbase: memory for AI agents on one SQLite file.
+"""agentbase: memory for AI agents on a SQLite file (or a PostgreSQL database).
 
 Usage::
 
@@ -32,6 +32,7 @@ from .errors import (
     SessionNotFound,
     StorageError,
 )
+from .governance import AsyncGovernance, Governance
 from .ingest.streams import speaker_prefix
 from .kernel import AgentBase, Kernel
 from .lifecycle import AuditEvent, Prefetch
@@ -52,6 +53,8 @@ from .records import (
 )
 from .rules.conflicts import Conflict
 from .rules.permissions import Policy
+from .scoped import AsyncScopedMemory, ScopedMemory
+from .sessions import AsyncSessions, Sessions
 from .store.postgres.url import is_postgres_url, redact_url
 from .text.embedders import Embedder, OpenAICompatibleEmbedder, get_embedder
 from .threads import in_thread, on_calling_loop
@@ -65,6 +68,9 @@ __all__ = [
     "AddResult",
     "AgentBase",
     "AgentBaseError",
+    "AsyncGovernance",
+    "AsyncScopedMemory",
+    "AsyncSessions",
     "AuditEvent",
     "ClosedError",
     "Config",
@@ -79,6 +85,7 @@ __all__ = [
     "Entry",
     "EntryNotFound",
     "FindResult",
+    "Governance",
     "HistoryEvent",
     "Hit",
     "ImportConflict",
@@ -101,8 +108,10 @@ __all__ = [
     "Scope",
     "ScopeError",
     "ScopeLevel",
+    "ScopedMemory",
     "Session",
     "SessionNotFound",
+    "Sessions",
     "StorageError",
     "Trace",
     "TraceStep",

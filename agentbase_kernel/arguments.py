@@ -127,6 +127,19 @@ def metadata_filter(value: Any) -> dict[str, Any] | None:
     return dict(value)
 
 
+def text_needle(value: Any) -> str | None:
+    """A ``text_contains`` substring: a non-empty str (valid Unicode), or ``None`` for no such filter."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise InvalidArgument(f"text_contains must be a non-empty str, got {value!r:.80}", param="text_contains")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidArgument("text_contains is not valid Unicode (lone surrogates)", param="text_contains") from None
+    return value
+
+
 def tags(value: Any) -> list[str]:
     if value is None:
         return []

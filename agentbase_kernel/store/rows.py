@@ -45,7 +45,7 @@ def scope_key(scope: Scope) -> str:
     """One text per scope, and a different text for every different scope (a JSON array of the ids).
 
     Dedup and supersession are unique per ``(scope_key, ...)``; joining the ids with a separator let
-    ``("a\\x1fb", "c")`` and ``("a", "b\\x1fc")`` share a key (issue 16, item 7). Both backends store
+    ``("a\\x1fb", "c")`` and ``("a", "b\\x1fc")`` share a key. Both backends store
     the same key, so an export moves between them.
     """
     return json.dumps([scope.user_id, scope.agent_id, scope.project_id, scope.session_id],

@@ -1,4 +1,4 @@
-"""Provenance and trust (issue 22 item 5): who wrote each entry, through which path, how trusted."""
+"""Provenance and trust: who wrote each entry, through which path, how trusted."""
 
 from __future__ import annotations
 
