@@ -247,7 +247,7 @@ class AgentBaseBackend(BackendProtocol):
             self._put(file_path, data, existing, scope)
         return WriteResult(path=file_path)
 
-    def edit(self, file_path: str, old_string: str, new_string: str, replace_all: bool = False) -> EditResult:  # noqa: FBT001, FBT002
+    def edit(self, file_path: str, old_string: str, new_string: str, replace_all: bool = False) -> EditResult:
         """Replace ``old_string`` (unique unless ``replace_all``) by ``new_string``."""
         return self._call(self._edit, self._scope(), file_path, old_string, new_string, replace_all,
                           failed=lambda m: EditResult(error=m))
