@@ -243,6 +243,14 @@ class StoreContractTests(ABC):
             store.update_session("nope", metadata={})
         assert store.list_messages("nope") == []
 
+    def test_message_sessions_names_the_session_of_each_known_id(self, store: Store) -> None:
+        store.ensure_session("s1", Scope(user_id="u"), None)
+        store.ensure_session("s2", Scope(user_id="v"), None)
+        one, two = store.insert_message("s1", {"role": "user", "content": "a"}), \
+            store.insert_message("s2", {"role": "user", "content": "b"})
+        assert store.message_sessions([one.id, two.id, "msg_nope"]) == {one.id: "s1", two.id: "s2"}
+        assert store.message_sessions([]) == {}
+
     def test_deleting_messages_deletes_the_entries_only_they_made(self, store: Store) -> None:
         store.ensure_session("s", Scope(user_id="u"), None)
         m1 = store.insert_message("s", {"role": "user", "content": "I adopted a dog"})

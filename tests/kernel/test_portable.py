@@ -22,9 +22,10 @@ class OtherEmbedder(HashEmbedder):
 
 
 def records(path: Path) -> list[dict]:
+    """The file's records, between its header and its trailer (whose digest covers the header's time)."""
     lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    assert lines[0]["type"] == "header"
-    return lines[1:]
+    assert lines[0]["type"] == "header" and lines[-1]["type"] == "trailer"
+    return lines[1:-1]
 
 
 def header(path: Path) -> dict:
@@ -204,7 +205,7 @@ def test_bad_line_is_named_and_nothing_is_written(populated: Kernel, tmp_path: P
     bad_time[first_entry]["created_at"] = "yesterday"
     broken.write_text("\n".join(json.dumps(r) for r in bad_time) + "\n", encoding="utf-8")
     with Kernel(tmp_path / "target-time.db", embedder=HashEmbedder()) as copy:
-        with pytest.raises(InvalidArgument, match=f"line {first_entry + 1}: created_at"):
+        with pytest.raises(InvalidArgument, match=f"line {first_entry + 1}: entry.created_at is not an ISO 8601 time"):
             copy.import_(broken)
         assert copy.stats()["entries"] == 0
 
