@@ -389,10 +389,9 @@ def m004_importance_archive(conn: Any) -> None:
         "SELECT e.rid, e.category, e.role, e.metadata ->> 'derived', "
         "(SELECT count(*) FROM entity_entries x WHERE x.entry_id = e.id) FROM entries e").fetchall()
     if rows:
-        with conn.cursor() as cur:
-            cur.executemany("UPDATE entries SET importance = %s WHERE rid = %s",
-                            [(rule_importance(category=r[1], role=r[2], derived=r[3] == "fact", entities=r[4]), r[0])
-                             for r in rows])
+        conn.executemany("UPDATE entries SET importance = ? WHERE rid = ?",
+                         [(rule_importance(category=r[1], role=r[2], derived=r[3] == "fact", entities=r[4]), r[0])
+                          for r in rows])
     conn.execute("ALTER TABLE entries ENABLE TRIGGER audit_entries")
     conn.execute(
         """
@@ -509,7 +508,7 @@ def m006_governance(conn: Any) -> None:
         CREATE INDEX conflicts_open ON conflicts (status, scope_key);
         """
     )
-    cases = " ".join(f"WHEN %s THEN {float(trust)}" for trust in ROLE_TRUST.values())
+    cases = " ".join(f"WHEN ? THEN {float(trust)}" for trust in ROLE_TRUST.values())
     conn.execute("ALTER TABLE entries DISABLE TRIGGER audit_entries")
     conn.execute(f"UPDATE entries SET trust = CASE role {cases} ELSE {float(UNKNOWN_ROLE_TRUST)} END",
                  list(ROLE_TRUST))

@@ -12,7 +12,7 @@ import threading
 from typing import Any
 
 from ..base import EntryFilter, bm25_idf, iso, utcnow
-from .core import SqliteCore, mapped
+from ..sql import SqlCore, mapped
 
 __all__ = ["FtsMixin"]
 
@@ -22,7 +22,7 @@ _FTS_WEIGHTS = "1.0, 0.7"
 _FTS_CACHE_ITEMS = 20_000
 
 
-class FtsMixin(SqliteCore):
+class FtsMixin(SqlCore):
     """``fts_search`` over ``entries_fts``, and ``rebuild_fts``."""
 
     fts_cache: bool

@@ -1,17 +1,21 @@
 """Raw rows in and out, for the portable export format (``agentbase_kernel/portable/``).
 
 Export reads every table the filter reaches in keyset-paged queries from one read snapshot, so a
-file of any size streams in constant memory. Import writes those rows back keeping ids, times,
+file of any size streams in constant memory. Records are the same from every backend - times as
+fixed-width ISO text, JSON fields as data, vectors as little-endian float32 bytes - so a file
+exported from one imports into the other. Import writes those rows back keeping ids, times,
 history, links and vectors; what a row points to is checked first, so a record whose target was
 filtered out or deduplicated away is skipped instead of breaking a foreign key.
 """
 
 from __future__ import annotations
 
-import json
 import re
+from abc import abstractmethod
 from collections.abc import Iterator
 from typing import Any
+
+import numpy as np
 
 from ...errors import InvalidArgument
 from ...records import Scope
@@ -27,12 +31,18 @@ from ..rows import (
     complete_import_entry,
     export_entry_record,
 )
-from .core import SqliteCore, dumps, loads, mapped
+from ..vectors import decode
+from .core import mapped
+from .entities import EntitiesMixin
+from .traces import TRACE_COLS, TracesMixin
 
 __all__ = ["PortableMixin"]
 
 _OURS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00")
-
+# free text columns (PostgreSQL stores them escaped) and JSON columns among the exported fields
+_TEXTS = frozenset({"l0_abstract", "l1_overview", "l2_full", "search_text", "search_context", "old_value",
+                    "new_value", "content"})
+_JSON = frozenset({*JSON_ENTRY_FIELDS, "payload"})
 
 
 def _time(value: Any, name: str) -> str | None:
@@ -49,12 +59,36 @@ def _time(value: Any, name: str) -> str | None:
         raise InvalidArgument(f"{name} is not an ISO 8601 time: {value!r:.80}") from None
 
 
-def _times(fields: dict[str, Any]) -> dict[str, Any]:
-    return {k: (_time(v, k) if k in TIME_FIELDS else v) for k, v in fields.items()}
-
-
-class PortableMixin(SqliteCore):
+class PortableMixin(EntitiesMixin, TracesMixin):
     """``export_records`` / ``import_record`` / ``restore_times`` of the ``Store`` protocol."""
+
+    @abstractmethod
+    def _vector_param(self, vector: np.ndarray) -> Any:
+        """A parameter for the ``embeddings.vector`` column."""
+
+    @abstractmethod
+    def _vector_bytes(self, value: Any) -> bytes:
+        """An ``embeddings.vector`` column as read, as little-endian float32 bytes."""
+
+    @abstractmethod
+    def _export_error(self, exc: BaseException) -> BaseException | None:
+        """The kernel's exception for a driver error met while exporting (``None``: not a driver error)."""
+
+    def _vectors_added(self, conn: Any, dim: int, count: int) -> None:
+        """``count`` vectors of ``dim`` dimensions were written (a backend that indexes them checks its index)."""
+
+    def _out(self, rec: dict[str, Any]) -> dict[str, Any]:
+        """A row's fields as the export format has them: times as ISO text, JSON as data, texts as given."""
+        d = self.dialect
+        return {k: (d.iso(v) if k in TIME_FIELDS else d.data(v) if k in _JSON and v is not None
+                    else d.text_out(v) if k in _TEXTS else v) for k, v in rec.items()}
+
+    def _in(self, rec: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+        """``names`` of an exported record as parameters (times checked, texts as stored); JSON stays data."""
+        d = self.dialect
+        values = {k: rec.get(k) for k in names}
+        return {k: (d.time(_time(v, k)) if k in TIME_FIELDS else d.text(v) if k in _TEXTS and isinstance(v, str)
+                    else v) for k, v in values.items()}
 
     # -- export ----------------------------------------------------------------------------------
     def _session_where(self, scope: Scope, alias: str = "s") -> tuple[str, list[Any]]:
@@ -67,7 +101,7 @@ class PortableMixin(SqliteCore):
         if scope.session_id is not None:
             clauses.append(f"{alias}.id = ?")
             args.append(scope.session_id)
-        return (" AND ".join(clauses) or "1"), args
+        return (" AND ".join(clauses) or self.dialect.true), args
 
     def _pages(self, conn: Any, sql: str, args: list[Any], start: Any = 0) -> Iterator[Any]:
         """Rows of ``sql`` (whose first column is the key and which has ``key > ?`` as its first
@@ -87,39 +121,38 @@ class PortableMixin(SqliteCore):
         swhere, sargs = self._session_where(flt.scope, "s")
         everything = flt.scope.is_empty and not flt.metadata
         try:
-            with self.conns.read() as conn:
+            with self.conns.read(snapshot=True) as conn:
                 yield from self._export_entities(conn, where, wargs)
                 yield from self._export_entries(conn, where, wargs)
                 if everything:
                     for row in self._pages(conn, "SELECT h.seq, h.entry_id, " + ", ".join(f"h.{c}" for c in HISTORY_FIELDS)
                                            + " FROM entry_history h WHERE h.seq > ? AND NOT EXISTS "
                                            "(SELECT 1 FROM entries x WHERE x.id = h.entry_id) ORDER BY h.seq LIMIT ?", []):
-                        yield "history", {"entry_id": row[1], **dict(zip(HISTORY_FIELDS, row[2:]))}
+                        yield "history", self._out({"entry_id": row[1], **dict(zip(HISTORY_FIELDS, row[2:]))})
                 if vectors:
-                    for h, blob in self._pages(conn, "SELECT v.content_hash, v.vector FROM embeddings v "
-                                               "WHERE v.content_hash > ? AND EXISTS (SELECT 1 FROM entries e WHERE "
-                                               f"e.content_hash = v.content_hash AND {where}) "
-                                               "ORDER BY v.content_hash LIMIT ?", wargs, start=""):
-                        yield "vector", {"content_hash": h, "vector": bytes(blob)}
-                for row in self._pages(conn, "SELECT s.rowid, " + ", ".join(f"s.{c}" for c in SESSION_FIELDS)
-                                       + f" FROM sessions s WHERE s.rowid > ? AND {swhere} ORDER BY s.rowid LIMIT ?",
+                    for h, vec in self._pages(conn, "SELECT v.content_hash, v.vector FROM embeddings v "
+                                              "WHERE v.content_hash > ? AND EXISTS (SELECT 1 FROM entries e WHERE "
+                                              f"e.content_hash = v.content_hash AND {where}) "
+                                              "ORDER BY v.content_hash LIMIT ?", wargs, start=""):
+                        yield "vector", {"content_hash": h, "vector": self._vector_bytes(vec)}
+                order = self.dialect.row_order
+                for row in self._pages(conn, f"SELECT s.{order}, " + ", ".join(f"s.{c}" for c in SESSION_FIELDS)
+                                       + f" FROM sessions s WHERE s.{order} > ? AND {swhere} ORDER BY s.{order} LIMIT ?",
                                        sargs):
-                    rec = dict(zip(SESSION_FIELDS, row[1:]))
-                    rec["metadata"] = loads(rec["metadata"])
-                    yield "session", rec
+                    yield "session", self._out(dict(zip(SESSION_FIELDS, row[1:])))
                 for row in self._pages(conn, "SELECT m.rid, " + ", ".join(f"m.{c}" for c in MESSAGE_FIELDS)
                                        + " FROM messages m JOIN sessions s ON s.id = m.session_id "
                                        f"WHERE m.rid > ? AND {swhere} ORDER BY m.rid LIMIT ?", sargs):
-                    rec = dict(zip(MESSAGE_FIELDS, row[1:]))
-                    rec["metadata"] = loads(rec["metadata"])
-                    rec["payload"] = None if rec["payload"] is None else json.loads(rec["payload"])
-                    yield "message", rec
+                    yield "message", self._out(dict(zip(MESSAGE_FIELDS, row[1:])))
                 dwhere, _ = self.where_sql(flt, "d")
                 yield from self._export_links(conn, where, wargs, dwhere, swhere, sargs)
                 if traces:
                     yield from self._export_traces(conn, flt.scope)
-        except self._module.Error as exc:
-            raise InvalidArgument(f"Export failed reading {self.path}: {exc}") from exc
+        except Exception as exc:
+            error = self._export_error(exc)
+            if error is None:
+                raise
+            raise error from exc
 
     def _export_entities(self, conn: Any, where: str, wargs: list[Any]) -> Iterator[tuple[str, dict[str, Any]]]:
         sql = ("SELECT n.id, n.norm, n.label, n.text FROM entities n WHERE n.id > ? AND EXISTS (SELECT 1 FROM "
@@ -129,8 +162,10 @@ class PortableMixin(SqliteCore):
             yield "entity", {"norm": norm, "label": label, "text": text}
 
     def _export_entries(self, conn: Any, where: str, wargs: list[Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+        d = self.dialect
         cols = ", ".join(f"e.{c}" for c in ENTRY_FIELDS)
-        sql = f"SELECT e.rid, {cols}, e.dedup_key = e.content_hash FROM entries e WHERE e.rid > ? AND {where} ORDER BY e.rid LIMIT ?"
+        sql = (f"SELECT e.rid, {cols}, e.dedup_key = e.content_hash FROM entries e WHERE e.rid > ? AND {where} "
+               "ORDER BY e.rid LIMIT ?")
         last = 0
         while True:
             rows = conn.execute(sql, [last, *wargs, PAGE]).fetchall()
@@ -138,63 +173,53 @@ class PortableMixin(SqliteCore):
                 return
             last = rows[-1][0]
             ids = [r[1] for r in rows]
-            marks = ",".join("?" * len(ids))
             history: dict[str, list[dict[str, Any]]] = {}
-            for h in conn.execute(f"SELECT entry_id, {', '.join(HISTORY_FIELDS)} FROM entry_history "
-                                  f"WHERE entry_id IN ({marks}) ORDER BY seq", ids):
-                history.setdefault(h[0], []).append(dict(zip(HISTORY_FIELDS, h[1:])))
+            for h in self.select_in(conn, f"SELECT entry_id, {', '.join(HISTORY_FIELDS)} FROM entry_history "
+                                          "WHERE {in} ORDER BY seq", "entry_id", ids):
+                history.setdefault(h[0], []).append(self._out(dict(zip(HISTORY_FIELDS, h[1:]))))
             entities: dict[str, list[list[str]]] = {}
-            for entry_id, norm, label in conn.execute(
-                    "SELECT ee.entry_id, n.norm, n.label FROM entity_entries ee JOIN entities n ON n.id = ee.entity_id "
-                    f"WHERE ee.entry_id IN ({marks}) ORDER BY n.norm, n.label", ids):
+            for entry_id, norm, label in self.select_in(
+                    conn, "SELECT ee.entry_id, n.norm, n.label FROM entity_entries ee JOIN entities n ON n.id = ee.entity_id "
+                    f"WHERE {{in}} ORDER BY {d.binary_order('n.norm')}, {d.binary_order('n.label')}", "ee.entry_id", ids):
                 entities.setdefault(entry_id, []).append([norm, label])
             links: dict[str, list[list[Any]]] = {}
-            for entry_id, an, al, bn, bl, at in conn.execute(
-                    "SELECT l.entry_id, a.norm, a.label, b.norm, b.label, l.observed_at FROM entity_links l "
-                    "JOIN entities a ON a.id = l.a JOIN entities b ON b.id = l.b "
-                    f"WHERE l.entry_id IN ({marks})", ids):
+            for entry_id, an, al, bn, bl, at in self.select_in(
+                    conn, "SELECT l.entry_id, a.norm, a.label, b.norm, b.label, l.observed_at FROM entity_links l "
+                    "JOIN entities a ON a.id = l.a JOIN entities b ON b.id = l.b WHERE {in}", "l.entry_id", ids):
                 pair = sorted([[an, al], [bn, bl]])
-                links.setdefault(entry_id, []).append([*pair, at])
+                links.setdefault(entry_id, []).append([*pair, d.iso(at)])
             for row in rows:
-                rec = dict(zip(ENTRY_FIELDS, row[1:-1]))
-                for name in JSON_ENTRY_FIELDS:
-                    rec[name] = loads(rec[name])
+                rec = self._out(dict(zip(ENTRY_FIELDS, row[1:-1])))
                 yield "entry", export_entry_record(rec, row[-1], history, entities, links)
             if len(rows) < PAGE:
                 return
 
     def _export_links(self, conn: Any, where: str, wargs: list[Any], dwhere: str, swhere: str,
                       sargs: list[Any]) -> Iterator[tuple[str, dict[str, Any]]]:
-        for row in self._pages(conn, "SELECT se.rowid, se.session_id, se.entry_id, se.relation FROM session_entries se "
+        o = self.dialect.row_order
+        for row in self._pages(conn, f"SELECT se.{o}, se.session_id, se.entry_id, se.relation FROM session_entries se "
                                "JOIN sessions s ON s.id = se.session_id JOIN entries e ON e.id = se.entry_id "
-                               f"WHERE se.rowid > ? AND {swhere} AND {where} ORDER BY se.rowid LIMIT ?",
+                               f"WHERE se.{o} > ? AND {swhere} AND {where} ORDER BY se.{o} LIMIT ?",
                                [*sargs, *wargs]):
             yield "session_entry", {"session_id": row[1], "entry_id": row[2], "relation": row[3]}
-        for row in self._pages(conn, "SELECT es.rowid, es.entry_id, es.message_id FROM entry_sources es "
+        for row in self._pages(conn, f"SELECT es.{o}, es.entry_id, es.message_id FROM entry_sources es "
                                "JOIN entries e ON e.id = es.entry_id JOIN messages m ON m.id = es.message_id "
                                "JOIN sessions s ON s.id = m.session_id "
-                               f"WHERE es.rowid > ? AND {where} AND {swhere} ORDER BY es.rowid LIMIT ?",
+                               f"WHERE es.{o} > ? AND {where} AND {swhere} ORDER BY es.{o} LIMIT ?",
                                [*wargs, *sargs]):
             yield "entry_source", {"entry_id": row[1], "message_id": row[2]}
-        for row in self._pages(conn, "SELECT l.rowid, l.src, l.dst, l.relation, l.created_at FROM entry_links l "
+        for row in self._pages(conn, f"SELECT l.{o}, l.src, l.dst, l.relation, l.created_at FROM entry_links l "
                                "JOIN entries e ON e.id = l.src JOIN entries d ON d.id = l.dst "
-                               f"WHERE l.rowid > ? AND {where} AND {dwhere} ORDER BY l.rowid LIMIT ?",
+                               f"WHERE l.{o} > ? AND {where} AND {dwhere} ORDER BY l.{o} LIMIT ?",
                                [*wargs, *wargs]):
-            yield "entry_link", {"src": row[1], "dst": row[2], "relation": row[3], "created_at": row[4]}
+            yield "entry_link", {"src": row[1], "dst": row[2], "relation": row[3], "created_at": self.dialect.iso(row[4])}
 
     def _export_traces(self, conn: Any, scope: Scope) -> Iterator[tuple[str, dict[str, Any]]]:
-        wanted = scope.as_dict()
-        cols = "id, query, scope, intents, degrade_reason, result_ids, total_ms, created_at"
-        for row in self._pages(conn, f"SELECT rowid, {cols} FROM retrieval_traces WHERE rowid > ? "
-                               "ORDER BY rowid LIMIT ?", []):
-            stored = json.loads(row[3])
-            if any(stored.get(k) != v for k, v in wanted.items()):
-                continue
-            steps = [{"name": s[0], "ms": s[1], "candidates": s[2], "params": json.loads(s[3])} for s in conn.execute(
-                "SELECT name, ms, candidates, params FROM trace_steps WHERE trace_id = ? ORDER BY idx", (row[1],))]
-            yield "trace", {"id": row[1], "query": row[2], "scope": stored, "intents": json.loads(row[4]),
-                            "degrade_reason": row[5], "result_ids": json.loads(row[6]), "total_ms": row[7],
-                            "created_at": row[8], "steps": steps}
+        where, args = self._trace_where(scope)
+        o = self.dialect.row_order
+        for row in self._pages(conn, f"SELECT {o}, {TRACE_COLS} FROM retrieval_traces WHERE {o} > ? AND {where} "
+                               f"ORDER BY {o} LIMIT ?", args):
+            yield "trace", self._trace(conn, row[1:])
 
     # -- import ----------------------------------------------------------------------------------
     @mapped
@@ -203,26 +228,22 @@ class PortableMixin(SqliteCore):
         handler = getattr(self, f"_import_{kind}", None)
         if handler is None:
             raise InvalidArgument(f"Unknown record type {kind!r}")
-        if self.conns.in_write:
+        current = self.conns.current
+        if current is not None and self.conns.in_write:
             # inside the caller's transaction (``Kernel.import_``): a failure rolls all of it back,
             # so a savepoint per record (two more statements each) would buy nothing
-            return str(handler(self.conns.get(), fields))
+            return str(handler(current, fields))
         with self.conns.write() as conn:
             return str(handler(conn, fields))
 
     def _import_entity(self, conn: Any, rec: dict[str, Any]) -> str:
-        cur = conn.execute("INSERT OR IGNORE INTO entities (norm, label, text) VALUES (?, ?, ?)",
+        cur = conn.execute("INSERT INTO entities (norm, label, text) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                            (rec["norm"], rec["label"], rec["text"]))
         return "inserted" if cur.rowcount else "skipped"
 
-    def _entity_id(self, conn: Any, norm: str, label: str) -> int:
-        conn.execute("INSERT OR IGNORE INTO entities (norm, label, text) VALUES (?, ?, ?)", (norm, label, norm))
-        return int(conn.execute("SELECT id FROM entities WHERE norm = ? AND label = ?", (norm, label)).fetchone()[0])
-
     def _import_entry(self, conn: Any, rec: dict[str, Any]) -> str:
-        rec = _times(rec)
-        values = {name: rec.get(name) for name in ENTRY_FIELDS}
-        complete_import_entry(values, rec, dumps)
+        values = self._in(rec, ENTRY_FIELDS)
+        complete_import_entry(values, rec, self.dialect.json)
         existing = conn.execute("SELECT updated_at FROM entries WHERE id = ?", (values["id"],)).fetchone()
         if existing is not None:
             if values["updated_at"] <= existing[0]:
@@ -241,31 +262,39 @@ class PortableMixin(SqliteCore):
             if cur.rowcount == 0:  # the same live text in the same scope under another id: keep that one
                 return "skipped"
             outcome = "inserted"
+            self._rows_written(1)
         for event in rec.get("history") or ():
-            self._insert_history(conn, values["id"], _times(event))  # type: ignore[arg-type]  # checked by the format
+            self._insert_history(conn, values["id"], event)
         for norm, label in rec.get("entities") or ():
-            conn.execute("INSERT OR IGNORE INTO entity_entries (entity_id, entry_id) VALUES (?, ?)",
+            conn.execute("INSERT INTO entity_entries (entity_id, entry_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
                          (self._entity_id(conn, norm, label), values["id"]))
         for a, b, observed_at in rec.get("entity_links") or ():
             ids = sorted([self._entity_id(conn, *a), self._entity_id(conn, *b)])
-            conn.execute("INSERT OR IGNORE INTO entity_links (a, b, entry_id, observed_at) VALUES (?, ?, ?, ?)",
-                         (*ids, values["id"], _time(observed_at, "observed_at")))
+            conn.execute("INSERT INTO entity_links (a, b, entry_id, observed_at) VALUES (?, ?, ?, ?) "
+                         "ON CONFLICT DO NOTHING",
+                         (*ids, values["id"], self.dialect.time(_time(observed_at, "observed_at"))))
         return outcome
 
     def _insert_history(self, conn: Any, entry_id: str, event: dict[str, Any]) -> bool:
-        cur = conn.execute("INSERT OR IGNORE INTO entry_history (id, entry_id, event, old_value, new_value, created_at, "
-                           "actor, role) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                           (event["id"], entry_id, event["event"], event.get("old_value"), event.get("new_value"),
-                            event["created_at"], event.get("actor"), event.get("role")))
+        e = self._in(event, ("id", "event", "old_value", "new_value", "created_at", "actor", "role"))
+        cur = conn.execute("INSERT INTO entry_history (id, entry_id, event, old_value, new_value, created_at, actor, "
+                           "role) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                           (e["id"], entry_id, e["event"], e["old_value"], e["new_value"], e["created_at"], e["actor"],
+                            e["role"]))
         return bool(cur.rowcount)
 
     def _import_history(self, conn: Any, rec: dict[str, Any]) -> str:
-        return "inserted" if self._insert_history(conn, rec["entry_id"], _times(rec)) else "skipped"
+        return "inserted" if self._insert_history(conn, rec["entry_id"], rec) else "skipped"
 
     def _import_vector(self, conn: Any, rec: dict[str, Any]) -> str:
-        cur = conn.execute("INSERT OR IGNORE INTO embeddings (content_hash, vector) VALUES (?, ?)",
-                           (rec["content_hash"], rec["vector"]))
-        return "inserted" if cur.rowcount else "skipped"
+        raw = rec["vector"]
+        vector = decode(bytes(raw)) if isinstance(raw, (bytes, bytearray, memoryview)) else np.asarray(raw, "<f4")
+        cur = conn.execute("INSERT INTO embeddings (content_hash, vector) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                           (rec["content_hash"], self._vector_param(vector)))
+        if not cur.rowcount:
+            return "skipped"
+        self._vectors_added(conn, int(vector.size), 1)
+        return "inserted"
 
     def _entry_or_none(self, conn: Any, entry_id: str | None) -> str | None:
         if entry_id is None:
@@ -273,9 +302,8 @@ class PortableMixin(SqliteCore):
         return entry_id if conn.execute("SELECT 1 FROM entries WHERE id = ?", (entry_id,)).fetchone() else None
 
     def _import_session(self, conn: Any, rec: dict[str, Any]) -> str:
-        rec = _times(rec)
-        values = {name: rec.get(name) for name in SESSION_FIELDS}
-        values["metadata"] = dumps(values["metadata"] or {})
+        values = self._in(rec, SESSION_FIELDS)
+        values["metadata"] = self.dialect.json(values["metadata"] or {})
         values["summary_entry_id"] = self._entry_or_none(conn, values["summary_entry_id"])
         existing = conn.execute("SELECT updated_at FROM sessions WHERE id = ?", (values["id"],)).fetchone()
         if existing is not None:
@@ -290,10 +318,10 @@ class PortableMixin(SqliteCore):
         return "inserted"
 
     def _import_message(self, conn: Any, rec: dict[str, Any]) -> str:
-        rec = _times(rec)
+        d = self.dialect
         if conn.execute("SELECT 1 FROM messages WHERE id = ?", (rec["id"],)).fetchone():
             return "skipped"
-        if not conn.execute("SELECT 1 FROM sessions WHERE id = ?", (rec["session_id"],)).fetchone():
+        if not conn.execute(f"SELECT 1 FROM sessions WHERE id = ?{d.for_update}", (rec["session_id"],)).fetchone():
             raise InvalidArgument(f"Message {rec['id']!r} belongs to session {rec['session_id']!r}, which is not "
                                   "in the file before it")
         seq = rec["seq"]
@@ -301,44 +329,42 @@ class PortableMixin(SqliteCore):
             seq = conn.execute("SELECT max(seq) + 1 FROM messages WHERE session_id = ?", (rec["session_id"],)).fetchone()[0]
         conn.execute("INSERT INTO messages (id, session_id, seq, role, content, name, metadata, payload, status, "
                      "created_at, entry_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                     (rec["id"], rec["session_id"], seq, rec["role"], rec["content"], rec.get("name"),
-                      dumps(rec.get("metadata") or {}), None if rec.get("payload") is None else dumps(rec["payload"]),
-                      rec.get("status") or "active", rec["created_at"], self._entry_or_none(conn, rec.get("entry_id"))))
+                     (rec["id"], rec["session_id"], seq, rec["role"], d.text(rec["content"]), rec.get("name"),
+                      d.json(rec.get("metadata") or {}), None if rec.get("payload") is None else d.json(rec["payload"]),
+                      rec.get("status") or "active", d.time(_time(rec["created_at"], "created_at")),
+                      self._entry_or_none(conn, rec.get("entry_id"))))
         return "inserted"
 
     def _import_session_entry(self, conn: Any, rec: dict[str, Any]) -> str:
-        cur = conn.execute("INSERT OR IGNORE INTO session_entries (session_id, entry_id, relation) SELECT ?, ?, ? "
+        cur = conn.execute("INSERT INTO session_entries (session_id, entry_id, relation) SELECT ?, ?, ? "
                            "WHERE EXISTS (SELECT 1 FROM sessions WHERE id = ?) AND EXISTS (SELECT 1 FROM entries "
-                           "WHERE id = ?)", (rec["session_id"], rec["entry_id"], rec.get("relation") or "turn",
-                                             rec["session_id"], rec["entry_id"]))
+                           "WHERE id = ?) ON CONFLICT DO NOTHING",
+                           (rec["session_id"], rec["entry_id"], rec.get("relation") or "turn",
+                            rec["session_id"], rec["entry_id"]))
         return "inserted" if cur.rowcount else "skipped"
 
     def _import_entry_source(self, conn: Any, rec: dict[str, Any]) -> str:
-        cur = conn.execute("INSERT OR IGNORE INTO entry_sources (entry_id, message_id) SELECT ?, ? "
+        cur = conn.execute("INSERT INTO entry_sources (entry_id, message_id) SELECT ?, ? "
                            "WHERE EXISTS (SELECT 1 FROM entries WHERE id = ?) AND EXISTS (SELECT 1 FROM messages "
-                           "WHERE id = ?)", (rec["entry_id"], rec["message_id"], rec["entry_id"], rec["message_id"]))
+                           "WHERE id = ?) ON CONFLICT DO NOTHING",
+                           (rec["entry_id"], rec["message_id"], rec["entry_id"], rec["message_id"]))
         return "inserted" if cur.rowcount else "skipped"
 
     def _import_entry_link(self, conn: Any, rec: dict[str, Any]) -> str:
-        cur = conn.execute("INSERT OR IGNORE INTO entry_links (src, dst, relation, created_at) SELECT ?, ?, ?, ? "
+        cur = conn.execute("INSERT INTO entry_links (src, dst, relation, created_at) SELECT ?, ?, ?, ? "
                            "WHERE EXISTS (SELECT 1 FROM entries WHERE id = ?) AND EXISTS (SELECT 1 FROM entries "
-                           "WHERE id = ?)", (rec["src"], rec["dst"], rec["relation"],
-                                             _time(rec["created_at"], "created_at"), rec["src"], rec["dst"]))
+                           "WHERE id = ?) ON CONFLICT DO NOTHING",
+                           (rec["src"], rec["dst"], rec["relation"],
+                            self.dialect.time(_time(rec["created_at"], "created_at")), rec["src"], rec["dst"]))
         return "inserted" if cur.rowcount else "skipped"
 
     def _import_trace(self, conn: Any, rec: dict[str, Any]) -> str:
-        cur = conn.execute(
-            "INSERT OR IGNORE INTO retrieval_traces (id, query, scope, intents, degrade_reason, result_ids, total_ms, "
-            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (rec["id"], rec["query"], dumps(rec.get("scope") or {}), dumps(rec.get("intents") or []),
-             rec.get("degrade_reason"), dumps(rec.get("result_ids") or []), float(rec.get("total_ms") or 0.0),
-             _time(rec["created_at"], "created_at")))
-        if not cur.rowcount:
-            return "skipped"
-        conn.executemany("INSERT INTO trace_steps (trace_id, idx, name, ms, candidates, params) VALUES (?, ?, ?, ?, ?, ?)",
-                         [(rec["id"], i, s["name"], float(s["ms"]), int(s["candidates"]), dumps(s.get("params") or {}))
-                          for i, s in enumerate(rec.get("steps") or ())])
-        return "inserted"
+        steps = [(s["name"], float(s["ms"]), int(s["candidates"]), s.get("params") or {}) for s in rec.get("steps") or ()]
+        inserted = self._insert_trace(conn, rec["id"], rec["query"], rec.get("scope") or {}, rec.get("intents") or [],
+                                      rec.get("degrade_reason"), rec.get("result_ids") or [],
+                                      float(rec.get("total_ms") or 0.0),
+                                      self.dialect.time(_time(rec["created_at"], "created_at")), steps)
+        return "inserted" if inserted else "skipped"
 
     @mapped
     def restore_times(self, table: str, row_id: str, *, created_at: str | None = None,
@@ -348,11 +374,12 @@ class PortableMixin(SqliteCore):
         if table not in ("entries", "sessions"):
             raise InvalidArgument(f"restore_times takes 'entries' or 'sessions', got {table!r}")
         with self.conns.write() as conn:
-            sets = {k: _time(v, k) for k, v in (("created_at", created_at), ("updated_at", updated_at)) if v}
+            sets = {k: self.dialect.time(_time(v, k)) for k, v in (("created_at", created_at), ("updated_at", updated_at))
+                    if v}
             if sets:
                 conn.execute(f"UPDATE {table} SET {', '.join(f'{k} = ?' for k in sets)} WHERE id = ?",
                              [*sets.values(), row_id])
             if history is not None and table == "entries":
                 conn.execute("DELETE FROM entry_history WHERE entry_id = ?", (row_id,))
                 for event in history:
-                    self._insert_history(conn, row_id, _times(event))
+                    self._insert_history(conn, row_id, event)
