@@ -21,7 +21,7 @@ from typing import Any, TypeAlias
 from ..errors import InvalidArgument
 
 __all__ = ["MAX_FILTER_DEPTH", "OPERATORS", "All", "AnyOf", "CheckedFilter", "Cond", "MetadataFilter", "Not",
-           "check_metadata_filter", "parse_metadata_filter"]
+           "check_metadata_filter", "join_conditions", "parse_metadata_filter"]
 
 MAX_FILTER_DEPTH = 32
 OPERATORS = frozenset({"eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "contains", "icontains",
@@ -182,6 +182,16 @@ def _json(value: Any, depth: int, key: str) -> Any:
         raise InvalidArgument(f"Bytes are not JSON (filter on {key!r}): decode them to a string")
     raise InvalidArgument(f"The filter on {key!r} compares with a {type(value).__name__}, which is not a JSON "
                           "value - pass a string, number, bool, None, list or dict")
+
+
+def join_conditions(parts: list[tuple[str, list[Any]]], sep: str, empty: str) -> tuple[str, list[Any]]:
+    """Compiled conditions ``(sql, args)`` joined by ``sep`` (``" AND "``, ``" OR "``); ``empty`` when none."""
+    if not parts:
+        return empty, []
+    args: list[Any] = []
+    for _, a in parts:
+        args.extend(a)
+    return "(" + sep.join(sql for sql, _ in parts) + ")", args
 
 
 def dumps(value: Any) -> str:

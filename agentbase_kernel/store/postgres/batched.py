@@ -16,16 +16,16 @@ from ...records import Entry, Message
 from ..base import EntryFilter
 from ..protocol import EntryRow, MessageRow
 from ..sql import ENTRY_COLS, mapped
+from ..sql.entities import EntitiesMixin
 from ..sql.sessions import MSG_COLS, SessionsMixin
 from .connection import PgConnections
-from .dialect import aware
 
 __all__ = ["BatchedMixin"]
 
 
-class BatchedMixin(SessionsMixin):
-    """One-statement versions of ``insert_entry``, ``insert_message``, ``attach_entry``, ``add_entities``
-    and ``session_neighbours``."""
+class BatchedMixin(SessionsMixin, EntitiesMixin):
+    """One-statement versions of ``insert_entry``, ``insert_message``, ``attach_entry``, the entity
+    rows of ``add_entities``, and ``session_neighbours``."""
 
     conns: PgConnections
 
@@ -99,28 +99,19 @@ class BatchedMixin(SessionsMixin):
             "SELECT id, norm, label FROM entities WHERE norm = ANY(?)", (list(set(norms)),))}
         return [found[(n, lab)] for n, lab in zip(norms, labels)]
 
-    @mapped
-    def add_entities(self, entry_id: str, entities: list[tuple[str, str, str]], observed_at: datetime, *,
-                     replace: bool = False) -> None:
-        """Store ``(norm, label, text)`` entities for an entry and link those that co-occur; with
-        ``replace``, the entry's earlier entities go first (its text changed).
-
-        Inside a caller's transaction (a bulk ``add_memories``) the rows wait for its commit and go
+    def _entities_can_wait(self) -> bool:
+        """Inside a caller's transaction (a bulk ``add_memories``) the rows wait for its commit and go
         in with every other entry's in one statement: nothing reads them back meanwhile (``errors.py``
-        writes them first for any call that might), and they commit or roll back with the entries.
-        """
-        deferred = self.conns.deferring and not replace
-        with self.conns.write() as conn:
-            if replace:
-                conn.execute("DELETE FROM entity_entries WHERE entry_id = ?", (entry_id,))
-                conn.execute("DELETE FROM entity_links WHERE entry_id = ?", (entry_id,))
-            if not entities:
-                return
-            items = [(entry_id, norm, label, text, aware(observed_at)) for norm, label, text in set(entities)]
-            if deferred:
-                self.conns.defer("entities", self._write_entities).extend(items)
-            else:
-                self._write_entities(conn, items)
+        writes them first for any call that might), and they commit or roll back with the entries."""
+        return self.conns.deferring
+
+    def _put_entities(self, conn: Any, entry_id: str, entities: list[tuple[str, str, str]], observed_at: Any, *,
+                      wait: bool) -> None:
+        items = [(entry_id, norm, label, text, observed_at) for norm, label, text in set(entities)]
+        if wait:
+            self.conns.defer("entities", self._write_entities).extend(items)
+        else:
+            self._write_entities(conn, items)
 
     def _write_entities(self, conn: Any, items: list[tuple[str, str, str, str, datetime]]) -> None:
         """``(entry id, norm, label, text, observed at)`` rows: the entities made where missing, each

@@ -13,12 +13,11 @@ ranking is exact, as on SQLite; every scope of the development sets is.
 from __future__ import annotations
 
 import math
-import threading
 import time
 from typing import Any
 
-from .bm25 import part_from_entries
 from ..sql import SqlCore
+from .bm25 import part_from_entries
 
 __all__ = ["CommonTermsMixin"]
 
@@ -34,7 +33,6 @@ _TEXT_MATCH_COST = 0.05
 
 class CommonTermsMixin(SqlCore):
     fts_common_rows: int
-    _cache_lock: threading.RLock
     _shares: dict[str, float]
     _shares_at: float
 

@@ -22,7 +22,7 @@ import select
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, cast
 
 import psycopg
 from psycopg.abc import Params, Query
@@ -63,7 +63,7 @@ class QmarkCursor(psycopg.Cursor[Any]):
                 binary: bool | None = None) -> QmarkCursor:
         if params is not None and isinstance(query, str):
             query = format_placeholders(query)
-        super().execute(query, params, prepare=prepare, binary=binary)
+        super().execute(cast(Any, query), params, prepare=prepare, binary=binary)
         return self
 
     def executemany(self, query: Query, params_seq: Iterable[Params], *, returning: bool = False) -> None:

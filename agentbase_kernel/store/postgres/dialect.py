@@ -67,7 +67,7 @@ class PostgresDialect(Dialect):
         return value if isinstance(value, str) else str(value)
 
     def iso(self, value: Any) -> str | None:
-        return iso(value) if isinstance(value, datetime) else value  # type: ignore[no-any-return]
+        return iso(value) if isinstance(value, datetime) else value
 
     def any_of(self, column: str, values: Sequence[Any], cast: str = "") -> tuple[str, list[Any]]:
         return f"{column} = ANY(?{f'::{cast}[]' if cast else ''})", [list(values)]

@@ -11,7 +11,7 @@ import psycopg
 from ...errors import AgentBaseError, InvalidArgument, StorageError
 from .connection import PgConnections, is_connection_lost, is_retryable
 
-__all__ = ["RETRIES", "run_mapped", "storage_error"]
+__all__ = ["RETRIES", "fetch_one", "run_mapped", "storage_error"]
 
 # a whole transaction that failed on a lost connection, a deadlock or a serialization conflict is
 # run again this many times (the first retry at once, later ones after a short pause)
@@ -22,6 +22,15 @@ _SEES_NO_DEFERRED = frozenset({"insert_entry", "add_entities", "put_vectors", "r
                                "supersede", "missing_vectors", "vectors_for", "list_entries", "live_subject_entries",
                                "attach_entry", "link_source", "link_session", "add_conflict", "append_search_context",
                                "insert_message", "ensure_session"})
+
+
+def fetch_one(cur: psycopg.Cursor[Any], what: str) -> Any:
+    """The one row a statement returns (``SELECT count(*)``, a row this transaction has seen): a
+    ``StorageError`` if none came back instead of a ``TypeError`` on ``None[0]``."""
+    row = cur.fetchone()
+    if row is None:
+        raise StorageError(f"PostgreSQL returned no row for {what}")
+    return row
 
 
 def storage_error(shown: str, exc: BaseException) -> AgentBaseError:

@@ -15,7 +15,7 @@ from typing import Any
 
 from psycopg.types.json import Jsonb
 
-from ..filters import All, AnyOf, Cond, MetadataFilter, Not, dumps
+from ..filters import All, AnyOf, Cond, MetadataFilter, Not, dumps, join_conditions
 from .escape import escape_json, text_in
 
 __all__ = ["compile_metadata_filter"]
@@ -28,9 +28,9 @@ def _jsonb(value: Any) -> Jsonb:
 def compile_metadata_filter(flt: MetadataFilter, column: str) -> tuple[str, list[Any]]:
     """``(sql, args)``: a boolean expression over the ``jsonb`` in ``column``."""
     if isinstance(flt, All):
-        return _join([compile_metadata_filter(f, column) for f in flt.items], " AND ", "TRUE")
+        return join_conditions([compile_metadata_filter(f, column) for f in flt.items], " AND ", "TRUE")
     if isinstance(flt, AnyOf):
-        return _join([compile_metadata_filter(f, column) for f in flt.items], " OR ", "FALSE")
+        return join_conditions([compile_metadata_filter(f, column) for f in flt.items], " OR ", "FALSE")
     if isinstance(flt, Not):
         sql, args = compile_metadata_filter(AnyOf(flt.items), column)
         return f"(NOT {sql})", args
@@ -40,15 +40,6 @@ def compile_metadata_filter(flt: MetadataFilter, column: str) -> tuple[str, list
         # the GIN index narrows the rows; the exact test still decides
         return f"({column} @> ? AND {sql})", [_jsonb({flt.key: flt.operand[0]}), *args]
     return sql, args
-
-
-def _join(parts: list[tuple[str, list[Any]]], sep: str, empty: str) -> tuple[str, list[Any]]:
-    if not parts:
-        return empty, []
-    args: list[Any] = []
-    for _, a in parts:
-        args.extend(a)
-    return "(" + sep.join(sql for sql, _ in parts) + ")", args
 
 
 def _node(column: str, key: str) -> tuple[str, list[Any]]:
@@ -77,7 +68,7 @@ def _condition(cond: Cond, node: str, node_args: list[Any]) -> tuple[str, list[A
         if not x:
             return ("FALSE" if op == "in" else "TRUE"), []
         parts = [_equal(node, node_args, v) for v in x]
-        sql, args = _join(parts, " OR ", "FALSE")
+        sql, args = join_conditions(parts, " OR ", "FALSE")
         sql = f"coalesce({sql}, FALSE)"
         return (sql if op == "in" else f"(NOT {sql})"), args
     if op in ("gt", "gte", "lt", "lte"):

@@ -15,14 +15,13 @@ its text) is kept for the process.
 
 from __future__ import annotations
 
-import threading
 from datetime import datetime
 from typing import Any
 
 from ..base import EntryFilter, bm25_idf, utcnow
+from ..sql import mapped
 from .bm25 import part_from_entries
 from .common_terms import CommonTermsMixin
-from ..sql import mapped
 from .planner import PlannerStatsMixin, count_is_fresh
 
 __all__ = ["FtsMixin"]
@@ -34,10 +33,6 @@ _PARSED_ITEMS = 50_000
 class FtsMixin(CommonTermsMixin, PlannerStatsMixin):
     """``fts_search`` and ``rebuild_fts``."""
 
-    fts_cache: bool
-    _cache_lock: threading.RLock
-    _fts: dict[Any, Any]
-    _fts_seq: int
     _fts_totals: dict[Any, tuple[Any, ...]]
     _fts_now: datetime | None
     _parsed: dict[str, tuple[str, list[str]]]

@@ -10,7 +10,6 @@ before its next search.
 from __future__ import annotations
 
 import math
-import threading
 from typing import Any
 
 from ..sql import SqlCore
@@ -34,7 +33,6 @@ def count_is_fresh(counted_at: int, seq: int, rows: int) -> bool:
 
 
 class PlannerStatsMixin(SqlCore):
-    _cache_lock: threading.RLock
     _rows_unanalysed: int
     _rows_analysed: float
     _shares_at: float

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import threading
 import weakref
 from collections.abc import Iterable, Iterator
 from datetime import datetime
@@ -52,7 +51,6 @@ class SearchMixin(PlannerStatsMixin):
     """``put_vectors`` / ``vectors_for`` / ``vector_search``."""
 
     vector_shortlist_above: int
-    _cache_lock: threading.RLock
     _counts: dict[Any, tuple[int, int]]
     _index_dim: int | None
     _ef_search: weakref.WeakKeyDictionary[Any, int]

@@ -24,7 +24,7 @@ from ..sql import SqlStore, mapped
 from .batched import BatchedMixin
 from .connection import PgConnection, PgConnections
 from .dialect import PostgresDialect
-from .errors import run_mapped, storage_error
+from .errors import fetch_one, run_mapped, storage_error
 from .escape import loads_jsonb
 from .fts import FtsMixin
 from .migrations import ADVISORY_LOCK_KEY, MIGRATIONS, SCHEMA_VERSION, WRITE_LOCK_KEY
@@ -146,7 +146,7 @@ class PostgresStore(BatchedMixin, SearchMixin, FtsMixin, PlannerStatsMixin, SqlS
 
     @staticmethod
     def _version(conn: PgConnection) -> int | None:
-        if conn.execute("SELECT to_regclass('agentbase_schema')").fetchone()[0] is None:
+        if fetch_one(conn.execute("SELECT to_regclass('agentbase_schema')"), "to_regclass")[0] is None:
             return None
         row = conn.execute("SELECT max(version) FROM agentbase_schema").fetchone()
         return int(row[0]) if row and row[0] is not None else 0
@@ -176,7 +176,7 @@ class PostgresStore(BatchedMixin, SearchMixin, FtsMixin, PlannerStatsMixin, SqlS
     @mapped
     def schema_version(self) -> int:
         with self.conns.read() as conn:
-            return int(conn.execute("SELECT max(version) FROM agentbase_schema").fetchone()[0])
+            return int(fetch_one(conn.execute("SELECT max(version) FROM agentbase_schema"), "the schema version")[0])
 
     def journal_mode(self) -> str:
         """PostgreSQL always writes ahead to its WAL."""
@@ -187,12 +187,12 @@ class PostgresStore(BatchedMixin, SearchMixin, FtsMixin, PlannerStatsMixin, SqlS
         """Check the database: every entry's full-text vector is the one its text gives, and
         which texts have no vector yet. (PostgreSQL checks its own pages and foreign keys.)"""
         with self.conns.read() as conn:
-            n_entries, stale = conn.execute(
+            n_entries, stale = fetch_one(conn.execute(
                 "SELECT count(*), count(*) FILTER (WHERE fts IS DISTINCT FROM "
                 "setweight(to_tsvector('agentbase_english', agentbase_fold(search_text)), 'A') || "
-                "setweight(to_tsvector('agentbase_english', agentbase_fold(search_context)), 'B')) FROM entries").fetchone()
-            missing_vec = conn.execute(
+                "setweight(to_tsvector('agentbase_english', agentbase_fold(search_context)), 'B')) FROM entries"), "verify")
+            missing_vec = fetch_one(conn.execute(
                 "SELECT count(DISTINCT e.content_hash) FROM entries e LEFT JOIN embeddings v "
-                "ON v.content_hash = e.content_hash WHERE v.content_hash IS NULL").fetchone()[0]
+                "ON v.content_hash = e.content_hash WHERE v.content_hash IS NULL"), "verify")[0]
         return {"integrity": "ok", "foreign_keys": 0, "fts_ok": stale == 0, "entries": int(n_entries),
                 "fts_rows": int(n_entries) - int(stale), "texts_without_vector": int(missing_vec), "ok": stale == 0}

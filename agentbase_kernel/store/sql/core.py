@@ -4,6 +4,7 @@ filter -> SQL step, row decoding and history events."""
 from __future__ import annotations
 
 import functools
+import threading
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
@@ -16,7 +17,7 @@ from ..base import EntryFilter
 from ..rows import entry_from_row
 from .dialect import Dialect
 
-__all__ = ["ENTRY_COLS", "Connections", "SqlCore", "check_filter_value", "mapped"]
+__all__ = ["ENTRY_COLS", "SqlCore", "Transactions", "check_filter_value", "mapped"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -28,7 +29,7 @@ ENTRY_COLS = (
 )
 
 
-class Connections(Protocol):
+class Transactions(Protocol):
     """A backend's connections: per-thread transactions that nest (``store/sqlite/connection.py``,
     ``store/postgres/connection.py``). Each connection's ``execute`` takes ``?`` placeholders."""
 
@@ -65,16 +66,22 @@ def check_filter_value(name: str, value: Any) -> None:
 class SqlCore(ABC):
     """The state and helpers every part of the SQL store shares; the backend's store sets them."""
 
-    conns: Connections
+    conns: Transactions
     dialect: Dialect
     #: where the data lives, as errors show it (a file path, a URL without its password)
     path: Any
+    # each backend's search keeps statistics per process (``fts_cache``), under one lock, in a
+    # cache that belongs to one ``entry_changes`` seq
+    fts_cache: bool
+    _cache_lock: threading.RLock
+    _fts: dict[Any, Any]
+    _fts_seq: int
 
     @abstractmethod
     def _call(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Run ``fn(self, *args, **kwargs)`` with the backend's error mapping (``mapped``)."""
 
-    def _rows_written(self, rows: int) -> None:
+    def _rows_written(self, rows: int) -> None:  # noqa: B027 - a hook; most backends count nothing
         """``rows`` entries were inserted (a backend that keeps planner statistics counts them)."""
 
     def where_sql(self, flt: EntryFilter, alias: str = "e", now: Any = None) -> tuple[str, list[Any]]:

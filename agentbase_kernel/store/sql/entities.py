@@ -29,19 +29,28 @@ class EntitiesMixin(SqlCore):
                          "ON CONFLICT DO NOTHING",
                          [(a, b, entry_id, observed_at) for i, a in enumerate(unique) for b in unique[i + 1 :]])
 
+    def _entities_can_wait(self) -> bool:
+        """Whether the entity rows of this call may wait for the commit of the caller's transaction."""
+        return False
+
     @mapped
     def add_entities(self, entry_id: str, entities: list[tuple[str, str, str]], observed_at: datetime, *,
                      replace: bool = False) -> None:
         """Store ``(norm, label, text)`` entities for an entry and link those that co-occur; with
         ``replace``, the entry's earlier entities go first (its text changed)."""
+        wait = not replace and self._entities_can_wait()
         with self.conns.write() as conn:
             if replace:
                 conn.execute("DELETE FROM entity_entries WHERE entry_id = ?", (entry_id,))
                 conn.execute("DELETE FROM entity_links WHERE entry_id = ?", (entry_id,))
-            if not entities:
-                return
-            ids = [self._entity_id(conn, norm, label, text) for norm, label, text in entities]
-            self._link_entities(conn, entry_id, ids, self.dialect.time(observed_at))
+            if entities:
+                self._put_entities(conn, entry_id, entities, self.dialect.time(observed_at), wait=wait)
+
+    def _put_entities(self, conn: Any, entry_id: str, entities: list[tuple[str, str, str]], observed_at: Any, *,
+                      wait: bool) -> None:
+        """Make the entities where missing, tie them to the entry and link each pair."""
+        ids = [self._entity_id(conn, norm, label, text) for norm, label, text in entities]
+        self._link_entities(conn, entry_id, ids, observed_at)
 
     @mapped
     def entity_graph(self, flt: EntryFilter, entity: str | None = None, limit: int = 200) -> dict[str, Any]:

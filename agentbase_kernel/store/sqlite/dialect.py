@@ -20,21 +20,13 @@ def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-def loads(text: str) -> Any:
+def loads(value: Any) -> Any:
     """``json.loads``, with the empty list and object (most tags, flags and dates) read for free."""
-    if text == "[]":
+    if value == "[]":
         return []
-    if text == "{}":
+    if value == "{}":
         return {}
-    return json.loads(text)
-
-
-def _same(value: Any) -> Any:
-    return value
-
-
-def _text(value: Any, column: str) -> Any:
-    return value
+    return json.loads(value)
 
 
 class SqliteDialect(Dialect):
@@ -47,9 +39,6 @@ class SqliteDialect(Dialect):
     json = staticmethod(dumps)
     data = staticmethod(loads)
     when = staticmethod(parse_iso)
-    text = staticmethod(_same)
-    text_out = staticmethod(_same)
-    required_text = staticmethod(_text)
 
     def time(self, value: datetime | str | None) -> str | None:
         return value if value is None or isinstance(value, str) else iso(value)

@@ -36,6 +36,8 @@ class SqliteStore(VectorsMixin, FtsMixin, SqlStore):
         store.get_entry("id", Scope(user_id="alice"))
     """
 
+    conns: Connections
+
     def __init__(self, path: Path, *, busy_timeout_ms: int = 30_000, synchronous: str = "NORMAL",
                  use_vec: bool = True, create: bool = True, vector_cache_bytes: int = VECTOR_CACHE_BYTES,
                  fts_cache: bool = True, vector_shortlist_above: int = VECTOR_SHORTLIST_ABOVE,

@@ -9,7 +9,6 @@ says pass: always exact.
 
 from __future__ import annotations
 
-import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
@@ -19,8 +18,9 @@ import numpy as np
 from ...errors import InvalidArgument, StorageError
 from ...records import Scope
 from ..base import EntryFilter
-from ..vectors import VectorIndex, decode, encode, nearest, top_k_cosine
 from ..sql import SqlCore, mapped
+from ..vectors import VectorIndex, decode, encode, nearest, top_k_cosine
+from .connection import Connections
 
 __all__ = ["VECTOR_CACHE_BYTES", "VECTOR_SHORTLIST_ABOVE", "VectorsMixin"]
 
@@ -35,10 +35,10 @@ OVERFETCH_MAX = 4096
 class VectorsMixin(SqlCore):
     """``put_vectors`` / ``vectors_for`` by content hash, and ``vector_search`` within a filter."""
 
+    conns: Connections
     vector_cache_bytes: int
     vector_shortlist_above: int
     overfetch_max: int
-    _cache_lock: threading.RLock
     _vindex: OrderedDict[tuple[str | None, ...], VectorIndex]
 
     @property
