@@ -63,7 +63,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -75,6 +75,7 @@ from agentbase_kernel import InvalidArgument
 __all__ = [
     "API_KEY_ENV",
     "DEFAULT_BODY_LIMIT",
+    "KEY_SCOPE",
     "LOOPBACK_HOSTS",
     "MAX_JSON_DEPTH",
     "HttpGuard",
@@ -88,6 +89,7 @@ __all__ = [
 ]
 
 API_KEY_ENV = "AGENTBASE_API_KEY"
+KEY_SCOPE = "agentbase.api_key"  # the ASGI scope entry holding the key a request authenticated with
 DEFAULT_BODY_LIMIT = 4 * 1024 * 1024
 MAX_JSON_DEPTH = 64
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]"})
@@ -270,6 +272,9 @@ class HttpGuard:
     Args:
         app: The ASGI app to protect (kept as ``.app``).
         api_key: If set, every HTTP/WebSocket request needs ``Authorization: Bearer <api_key>``.
+            Several keys (a collection) are each accepted; the one a request sent is left in the
+            ASGI scope as ``scope["agentbase.api_key"]`` for the app (``KEY_SCOPE``), so an app can
+            map keys to tenants.
         allow_remote: Without a key, still answer non-loopback clients.
         writes: ``"json"``: bodies must be ``application/json`` (415). ``"same-origin"``: any
             body type, cross-origin browser writes refused (403) - for form-posting apps.
@@ -277,26 +282,35 @@ class HttpGuard:
         body_limit: Largest accepted request body in bytes (413 above it).
         allowed_hosts: More Host names to accept on loopback (e.g. a reverse proxy's name).
         error_body: ``Refusal -> JSON value`` for the response body.
+        response_headers: Headers added to every response, the guard's refusals included
+            (the dashboard's ``Content-Security-Policy`` and ``X-Frame-Options``).
     """
 
     def __init__(
         self,
         app: _ASGIApp,
         *,
-        api_key: str | None = None,
+        api_key: str | Collection[str] | None = None,
         allow_remote: bool = False,
         writes: Literal["json", "same-origin"] = "json",
         csrf_token: str | None = None,
         body_limit: int = DEFAULT_BODY_LIMIT,
         allowed_hosts: Iterable[str] = (),
         error_body: Callable[[Refusal], Any] = default_error_body,
+        response_headers: Mapping[str, str] | None = None,
     ) -> None:
         if writes not in ("json", "same-origin"):
             raise ValueError(f"writes must be 'json' or 'same-origin', not {writes!r}")
         if isinstance(body_limit, bool) or not isinstance(body_limit, int) or body_limit < 0:
             raise ValueError(f"body_limit must be a byte count >= 0, not {body_limit!r}")
         self.app = app
+        keys = [api_key] if isinstance(api_key, str) else list(api_key or ())
+        if api_key is not None and not keys:
+            raise ValueError("api_key is an empty collection: pass None for no key, or the keys")
+        self.api_keys = tuple(key.encode("utf-8") for key in keys)
         self.api_key = api_key
+        self.response_headers = [(k.lower().encode("latin-1"), v.encode("latin-1"))
+                                 for k, v in (response_headers or {}).items()]
         self.allow_remote = allow_remote
         self.writes = writes
         self.csrf_token = csrf_token
@@ -308,6 +322,8 @@ class HttpGuard:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
+        if self.response_headers and scope["type"] == "http":
+            send = self._with_headers(send)
         headers = _Headers(scope)
         refusal = self._refuse_caller(scope, headers)
         if refusal is None and scope["type"] == "websocket":
@@ -330,6 +346,16 @@ class HttpGuard:
             return
         await self.app(scope, _replay(body, receive), send)
 
+    def _with_headers(self, send: _Send) -> _Send:
+        async def sending(message: _Message) -> None:
+            if message["type"] == "http.response.start":
+                present = {bytes(name).lower() for name, _ in message.get("headers", ())}
+                extra = [(k, v) for k, v in self.response_headers if k not in present]
+                message = {**message, "headers": [*message.get("headers", ()), *extra]}
+            await send(message)
+
+        return sending
+
     # each check returns the Refusal, or None to go on
 
     def _refuse_caller(self, scope: _Scope, headers: _Headers) -> Refusal | None:
@@ -347,7 +373,7 @@ class HttpGuard:
                     f"on port {server[1]}; the Host header was {shown!r}. (A web page resolving its "
                     "own domain to this machine - DNS rebinding - is refused this way.)",
                 )
-        if self.api_key is None:
+        if not self.api_keys:
             client = scope.get("client")
             if self.allow_remote or not client or is_loopback(str(client[0])):
                 return None
@@ -367,8 +393,12 @@ class HttpGuard:
                 "You didn't provide an API key. You need to provide your API key in an Authorization "
                 "header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
             )
-        if not hmac.compare_digest(given.encode("latin-1"), self.api_key.encode("utf-8")):
+        sent = given.encode("latin-1")
+        # every key is compared (no early exit), so the time taken does not tell which one was close
+        matches = [key for key in self.api_keys if hmac.compare_digest(sent, key)]
+        if not matches:
             return Refusal(401, "invalid_api_key", f"Incorrect API key provided: {_masked(given)}.")
+        scope[KEY_SCOPE] = matches[0].decode("utf-8")
         return None
 
     def _refuse_cross_origin(self, headers: _Headers) -> Refusal | None:

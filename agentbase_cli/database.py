@@ -11,7 +11,7 @@ the file with neither (``models=False``); commands that write text or search loa
 from __future__ import annotations
 
 import json
-import tomllib
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -19,14 +19,22 @@ from pathlib import Path
 
 import click
 
-from agentbase_kernel import Kernel, StorageError, is_postgres_url, redact_url
+from agentbase_kernel import (
+    POINTER_FILE,
+    InvalidArgument,
+    Kernel,
+    NoEmbedderWarning,
+    StorageError,
+    is_postgres_url,
+    locate_database,
+    redact_url,
+)
 
 from .errors import CliError, ExitCode
 
 __all__ = ["POINTER_FILE", "Location", "Settings", "Target", "current_target", "exists", "is_server", "missing_database",
            "open_kernel", "resolve", "shown", "write_pointer"]
 
-POINTER_FILE = ".agentbase"
 DEFAULT_FILE = "agentbase.db"
 
 # a file, or a PostgreSQL server's URL (a string: a Path would fold its '//')
@@ -68,26 +76,6 @@ class Target:
     ner: str
 
 
-def find_pointer(start: Path) -> Path | None:
-    """The nearest ``.agentbase`` file in ``start`` or one of its parents."""
-    for folder in (start, *start.parents):
-        candidate = folder / POINTER_FILE
-        if candidate.is_file():
-            return candidate
-    return None
-
-
-def read_pointer(pointer: Path) -> dict[str, str]:
-    try:
-        data = tomllib.loads(pointer.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise CliError(f"{pointer} is not a valid agentbase pointer file ({exc}). "
-                       f"Fix it, delete it, or write it again with: agentbase init --data-dir DIR") from None
-    if not isinstance(data.get("db"), str):
-        raise CliError(f"{pointer} has no db = \"PATH\" line. Write it again with: agentbase init --data-dir DIR")
-    return {k: v for k, v in data.items() if isinstance(v, str)}
-
-
 def write_pointer(folder: Path, db: Path, *, embedder: str | None, ner: str | None) -> Path:
     """Write ``folder/.agentbase`` naming ``db`` (relative to ``folder`` when it is inside it)."""
     try:
@@ -105,19 +93,15 @@ def write_pointer(folder: Path, db: Path, *, embedder: str | None, ner: str | No
 
 
 def resolve(settings: Settings) -> Target:
-    pointer_values: dict[str, str] = {}
-    if settings.db is not None:
-        path, source = settings.db, settings.db_source
-    else:
-        pointer = find_pointer(Path.cwd())
-        if pointer is not None:
-            pointer_values = read_pointer(pointer)
-            path, source = pointer.parent / pointer_values["db"], str(pointer)
-        else:
-            path, source = Path(DEFAULT_FILE), "default (./agentbase.db)"
-    embedder = settings.embedder or pointer_values.get("embedder") or "auto"
-    ner = settings.ner or pointer_values.get("ner") or "auto"
-    return Target(path=path, source=source, embedder=embedder, ner=ner)
+    """The kernel's rule (``locate_database``), with ``--db`` / ``$AGENTBASE_PATH`` as click read them."""
+    try:
+        choice = locate_database(settings.db)
+    except InvalidArgument as exc:  # a broken .agentbase: the file cannot be used as asked
+        raise CliError(str(exc)) from None
+    source = settings.db_source if settings.db is not None else choice.source
+    embedder = settings.embedder or choice.embedder or "auto"
+    ner = settings.ner or choice.ner or "auto"
+    return Target(path=choice.location, source=source, embedder=embedder, ner=ner)
 
 
 def missing_database(target: Target) -> CliError:
@@ -154,7 +138,15 @@ def open_kernel(ctx: click.Context, *, models: bool, ner: bool | None = None,
                     ner=target.ner if use_ner else None, create=create, source="cli")
     try:
         try:
-            kernel.initialize()
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", NoEmbedderWarning)
+                kernel.initialize()
+            settings = ctx.find_object(Settings)
+            for warning in caught:  # as a note of ours, not a Python warning line
+                if issubclass(warning.category, NoEmbedderWarning) and not (settings and settings.quiet):
+                    click.echo(f"Note: {warning.message}", err=True)
+                elif not issubclass(warning.category, NoEmbedderWarning):
+                    warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
         except StorageError as exc:
             # a server database without agentbase's tables is what a missing file is: say how to create it
             if not create and is_server(target.path) and "holds no agentbase data" in str(exc):

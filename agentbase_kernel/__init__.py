@@ -9,7 +9,7 @@ Usage::
 
 from importlib import metadata as _metadata
 
-from .config import Config
+from .config import POINTER_FILE, Config, DatabaseChoice, locate_database
 from .errors import (
     AgentBaseError,
     ClosedError,
@@ -22,6 +22,7 @@ from .errors import (
     InvalidArgument,
     MessageNotFound,
     MissingDependency,
+    NoEmbedderWarning,
     NotFoundError,
     PermissionDenied,
     SchemaTooNew,
@@ -29,10 +30,9 @@ from .errors import (
     SessionNotFound,
     StorageError,
 )
+from .ingest.streams import speaker_prefix
 from .kernel import AgentBase, Kernel
 from .lifecycle import AuditEvent, Prefetch
-from .lifecycle.conflicts import Conflict
-from .lifecycle.permissions import Policy
 from .records import (
     AddResult,
     ContextType,
@@ -48,8 +48,11 @@ from .records import (
     Trace,
     TraceStep,
 )
+from .rules.conflicts import Conflict
+from .rules.permissions import Policy
 from .store.postgres.url import is_postgres_url, redact_url
 from .text.embedders import Embedder, OpenAICompatibleEmbedder, get_embedder
+from .threads import in_thread, on_calling_loop
 
 try:  # one source of truth: the version in pyproject.toml, as installed
     __version__ = _metadata.version("agentbase-memory")
@@ -65,6 +68,7 @@ __all__ = [
     "Config",
     "Conflict",
     "ContextType",
+    "DatabaseChoice",
     "DatabaseLocked",
     "DuplicateEntry",
     "Embedder",
@@ -81,8 +85,10 @@ __all__ = [
     "Message",
     "MessageNotFound",
     "MissingDependency",
+    "NoEmbedderWarning",
     "NotFoundError",
     "OpenAICompatibleEmbedder",
+    "POINTER_FILE",
     "PermissionDenied",
     "Policy",
     "Prefetch",
@@ -97,6 +103,10 @@ __all__ = [
     "Trace",
     "TraceStep",
     "get_embedder",
+    "in_thread",
     "is_postgres_url",
+    "locate_database",
+    "on_calling_loop",
     "redact_url",
+    "speaker_prefix",
 ]

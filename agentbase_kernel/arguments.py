@@ -14,9 +14,9 @@ from typing import Any
 
 from .errors import InvalidArgument, ScopeError
 from .ingest.pipeline import validate_text
-from .lifecycle.importance import check_importance
-from .lifecycle.trust import check_trust
 from .records import ContextType, Scope, Session
+from .rules.importance import check_importance
+from .rules.trust import check_trust
 from .store.filters import CheckedFilter, check_metadata_filter
 
 __all__ = ["MAX_JSON_DEPTH", "check_id", "count", "entry_id", "ids", "json_value", "limit", "memory_item", "message_item", "metadata", "metadata_filter",
@@ -177,8 +177,9 @@ def memory_item(text: Any, **kw: Any) -> dict[str, Any]:
         "entry_id": entry_id, "dedup": bool(kw.get("dedup", True)),
         # write streams and deferred vectors (ingest/streams.py, Ingestor.add_many)
         "stream": check_id("stream", kw.get("stream")), "speaker": speaker(kw.get("speaker")),
+        "split_stream": bool(kw.get("split_stream", True)),
         "defer_embedding": None if kw.get("defer_embedding") is None else bool(kw["defer_embedding"]),
-        "trust": check_trust(kw.get("trust")),  # None: the role's default (lifecycle/trust.py)
+        "trust": check_trust(kw.get("trust")),  # None: the role's default (rules/trust.py)
         "importance": check_importance(kw.get("importance")),
     }
 

@@ -14,13 +14,83 @@ from typing import Any
 
 from .errors import InvalidArgument
 
-__all__ = ["Config", "EmbedderConfig", "IngestConfig", "LifecycleConfig", "RetrievalConfig", "StorageConfig", "default_path"]
+__all__ = ["POINTER_FILE", "Config", "DatabaseChoice", "EmbedderConfig", "IngestConfig", "LifecycleConfig",
+           "RetrievalConfig", "StorageConfig", "default_path", "find_pointer", "locate_database"]
+
+POINTER_FILE = ".agentbase"
+DEFAULT_FILE = "agentbase.db"
+_SERVER_SCHEMES = ("postgresql://", "postgres://")
+
+
+@dataclass(frozen=True)
+class DatabaseChoice:
+    """Which database a caller means, and why: ``source`` is shown by ``agentbase info``.
+
+    ``embedder`` and ``ner`` are what the ``.agentbase`` pointer names (``None`` elsewhere).
+    """
+
+    location: Path | str
+    source: str
+    embedder: str | None = None
+    ner: str | None = None
+
+
+def _location(value: str | os.PathLike[str]) -> Path | str:
+    text = os.fspath(value)
+    # a postgresql:// URL stays a string (a Path would fold its '//')
+    return text if text.lower().startswith(_SERVER_SCHEMES) else Path(text)
+
+
+def find_pointer(start: Path | None = None) -> Path | None:
+    """The nearest ``.agentbase`` file in ``start`` (default: the working folder) or one of its parents."""
+    start = Path.cwd() if start is None else start
+    for folder in (start, *start.parents):
+        candidate = folder / POINTER_FILE
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _read_pointer(pointer: Path) -> dict[str, str]:
+    try:
+        data = tomllib.loads(pointer.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise InvalidArgument(f"{pointer} is not a valid agentbase pointer file ({exc}). Fix it, delete it, or "
+                              "write it again with: agentbase init --data-dir DIR", param="path",
+                              code="bad_pointer") from None
+    if not isinstance(data.get("db"), str) or not data["db"]:
+        raise InvalidArgument(f"{pointer} has no db = \"PATH\" line. Write it again with: agentbase init --data-dir DIR",
+                              param="path", code="bad_pointer")
+    return {k: v for k, v in data.items() if isinstance(v, str)}
+
+
+def locate_database(path: str | os.PathLike[str] | None = None) -> DatabaseChoice:
+    """The database every entry point opens: the one rule for the kernel, adapters, CLI and servers.
+
+    First to last: ``path`` when given, ``$AGENTBASE_PATH``, the ``.agentbase`` pointer that
+    ``agentbase init --data-dir DIR`` wrote in the working folder or a parent (its ``db`` is
+    relative to the pointer's folder), then ``./agentbase.db``.
+
+    Raises:
+        InvalidArgument: The pointer file that applies cannot be read (``code="bad_pointer"``).
+    """
+    if path is not None:
+        return DatabaseChoice(_location(path), "argument")
+    env = os.environ.get("AGENTBASE_PATH")
+    if env:
+        return DatabaseChoice(_location(env), "$AGENTBASE_PATH")
+    pointer = find_pointer()
+    if pointer is not None:
+        values = _read_pointer(pointer)
+        target = values["db"]
+        location = target if target.lower().startswith(_SERVER_SCHEMES) else pointer.parent / target
+        return DatabaseChoice(location, str(pointer), embedder=values.get("embedder"), ner=values.get("ner"))
+    return DatabaseChoice(Path(DEFAULT_FILE), f"default (./{DEFAULT_FILE})")
 
 
 def default_path() -> Path | str:
-    """``$AGENTBASE_PATH`` or ``./agentbase.db``; a ``postgresql://`` URL there stays a string."""
-    value = os.environ.get("AGENTBASE_PATH") or "agentbase.db"
-    return value if value.lower().startswith(("postgresql://", "postgres://")) else Path(value)
+    """The database opened when none is named (``locate_database().location``)."""
+    return locate_database().location
 
 
 @dataclass(frozen=True)
@@ -52,6 +122,12 @@ class IngestConfig:
     # Off for the kernel's own calls; the swap adapters (Mem0, LangGraph store, Minimal) defer per
     # write unless built with defer_embedding=False (docs/swap-paths.md)
     defer_embedding: bool = False
+    # a stream write (ingest/streams.py) this many minutes after the stream's previous one starts a new
+    # stream session (0: a stream is one session); measured on the write's time, else its stamp, else arrival
+    stream_gap_minutes: float = 30.0
+    # find() first embeds up to this many of the searched scope's texts still queued for a vector
+    # (read-your-writes); more than that and the result says it is degraded (0: never embed in find)
+    find_embeds_at_most: int = 256
 
 
 @dataclass(frozen=True)
@@ -131,11 +207,39 @@ class RetrievalConfig:
     # ... and one that fills the asked slot and announces a change may come from down to this share
     latest_slot_change_relevance: float = 0.5
     decompose: bool = False
+    # the keyword leg searches the whole question and at most this many sub-queries in all; a
+    # sub-query's rows count this much of the whole question's
+    max_subqueries: int = 6
+    subquery_weight: float = 0.5
+    # which memories hold each query word (unseen and missed words) is read up to this many rows a
+    # word; a word in more is common and never counts as missed
+    term_rows: int = 400
+    # missed words: the best-covering of the keyword leg's this-many best memories is compared
+    missed_words_pool: int = 10
+    # a memory whose resolved event date falls in the question's date window ranks up this much
+    date_event_boost: float = 1.5
+    # the keyword intents' boosts (intents=True): a preference question lifts the user's turns,
+    # preference memories and turns that imply an acted-on preference; an update question lifts
+    # recently updated memories by up to intent_update_boost (half-life update_half_life_days)
+    intent_preference_user: float = 1.8
+    intent_preference_category: float = 2.0
+    intent_preference_implicit: float = 1.3
+    intent_update_boost: float = 0.5
     co_retrieval: bool = True
     co_retrieval_seeds: int = 3
     co_retrieval_window: int = 2
     co_retrieval_weight: float = 0.6
     rerank: bool = False
+    # the heuristic rerank's mix (rerank=True): relevance, freshness, confidence, scope priority
+    # (session 1.0, agent, project, global each rerank_scope_step less; the searched session
+    # rerank_same_session more) and a preference memory for a preference question
+    rerank_relevance: float = 0.6
+    rerank_freshness: float = 0.15
+    rerank_confidence: float = 0.1
+    rerank_priority: float = 0.1
+    rerank_type_match: float = 0.05
+    rerank_scope_step: float = 0.2
+    rerank_same_session: float = 0.2
     # facts extracted from a turn rank a little below the turn itself
     derived_weight: float = 0.8
     freshness_half_life_days: float = 7.0
@@ -162,7 +266,8 @@ class LifecycleConfig:
     audit_reads: bool = False
     # the log keeps this many rows; the oldest are pruned
     audit_max_rows: int = 100_000
-    # importance, decay, capacity, consolidation (lifecycle/rank.py, capacity.py, consolidate.py).
+    # importance, decay, capacity, consolidation (rules/rank.py; lifecycle/capacity.py, consolidate.py,
+    # composite.py).
     # The composite rank term w_sim*relevance + w_rec*0.5^(age/half_life) + w_imp*importance +
     # w_acc*access is off: it did not measure positive on both dev sets (docs/lifecycle.md)
     rank_composite: bool = False

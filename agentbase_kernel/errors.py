@@ -20,6 +20,8 @@ reaches a caller. Each class also subclasses the builtin that callers already ca
     ├── EmbedderUnavailable (ConnectionError)
     ├── PermissionDenied (PermissionError)
     └── MissingDependency (ImportError)
+
+    NoEmbedderWarning (UserWarning)     semantic search is off: no embedder could be loaded
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ __all__ = [
     "InvalidArgument",
     "MessageNotFound",
     "MissingDependency",
+    "NoEmbedderWarning",
     "NotFoundError",
     "PermissionDenied",
     "SchemaTooNew",
@@ -159,3 +162,7 @@ class PermissionDenied(AgentBaseError, PermissionError):
 
 class MissingDependency(AgentBaseError, ImportError):
     """An optional dependency is not installed; the message names the extra."""
+
+
+class NoEmbedderWarning(UserWarning):
+    """``embedder="auto"`` found no embedder: searches use full text and entities only (warned once)."""

@@ -11,39 +11,38 @@ import asyncio
 import builtins
 import contextlib
 import copy
-import functools
 import os
 import threading
 import uuid
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar, cast
+from typing import Any, cast
 
 from . import arguments as check
-from .config import Config, RetrievalConfig, default_path
+from .config import Config, RetrievalConfig, locate_database
 from .errors import ClosedError, EntryNotFound, InvalidArgument, ScopeError
 from .ingest.pipeline import Ingestor, validate_text
 from .lifecycle import AuditEvent, Prefetch, Reinforcer
 from .lifecycle.audit import check_kinds
 from .lifecycle.capacity import effective_capacity, enforce
-from .lifecycle.conflicts import Conflict
+from .lifecycle.composite import CompositeRank
 from .lifecycle.consolidate import Consolidation
-from .lifecycle.importance import check_importance
-from .lifecycle.permissions import Gate, Policy, Verdicts, policy_of
-from .lifecycle.rank import CompositeRank
+from .lifecycle.gate import Gate
 from .lifecycle.schedule import ConsolidationSchedule
-from .lifecycle.trust import Writer, check_trust, writing_as
 from .records import AddResult, ContextType, Entry, FindResult, HistoryEvent, Message, Scope, Session
 from .retrieve.pipeline import MAX_TOP_K, Decomposer, Reranker, Retriever
-from .store import NO_EMBEDDER, EntryFilter, MessageRow, Store, is_postgres_url, open_store, redact_url
+from .rules.conflicts import Conflict
+from .rules.importance import check_importance
+from .rules.permissions import Policy, Verdicts, policy_of
+from .rules.trust import Writer, check_trust, writing_as
+from .store import NO_EMBEDDER, EntryFilter, MessageRow, Store, open_store, redact_url
 from .store.base import utcnow
 from .telemetry import traced
+from .threads import in_thread
 
 __all__ = ["AgentBase", "Kernel"]
 
-R = TypeVar("R")
-P = ParamSpec("P")
 _UNSET: Any = object()
 
 
@@ -64,9 +63,14 @@ class Kernel:
                  ner: str | None = "auto", config: Config | None = None, create: bool = True,
                  summarizer: Callable[[str], str] | None = None, reranker: Reranker | None = None,
                  decomposer: Decomposer | None = None, agent: str | None = None, source: str = "kernel") -> None:
-        # a file is a Path; a postgresql:// URL stays a string (a Path would fold its '//')
-        self.path: Path | str = ((os.fspath(path) if is_postgres_url(path) else Path(path)) if path is not None
-                                 else default_path())
+        # one rule for every entry point: path, $AGENTBASE_PATH, the .agentbase pointer, ./agentbase.db
+        choice = locate_database(path)
+        self.path: Path | str = choice.location
+        self.path_from = choice.source
+        if isinstance(embedder, str) and embedder == "auto" and choice.embedder:
+            embedder = choice.embedder  # what `agentbase init --embedder` recorded in the pointer
+        if ner == "auto" and choice.ner:
+            ner = choice.ner
         # governance (docs/lifecycle.md): the acting agent that policies judge, and the write path
         self._agent = check.check_id("agent", agent)
         if not isinstance(source, str) or not source:
@@ -85,6 +89,7 @@ class Kernel:
         self._store: Store | None = None
         self._closed = False
         self.embedder: Any = None
+        self._embedder_reason: str | None = None
         self.ner: Any = None
         self._ingestor: Ingestor | None = None
         self._retriever: Retriever | None = None
@@ -112,17 +117,20 @@ class Kernel:
             return self._store
         with self._open_lock:
             if self._store is None:
-                from .text.embedders import get_embedder
+                from .text.embedders import get_embedder, no_embedder_reason
                 from .text.embedders.remote import prepare_remote
                 from .text.ner import load_ner
 
                 store = open_store(self.path, self.config.storage, create=self._create)
                 try:
                     spec = self._embedder_spec
-                    if isinstance(spec, str) and spec.casefold() == "auto" \
-                            and store.meta().get("embedding_model") == NO_EMBEDDER:
+                    file_has_none = store.meta().get("embedding_model") == NO_EMBEDDER
+                    if isinstance(spec, str) and spec.casefold() == "auto" and file_has_none:
                         spec = None  # "auto" opens a file written without an embedder as it was written
                     embedder = get_embedder(spec)
+                    # never silent: "auto" finding no model warns once; info() says why either way
+                    self._embedder_reason = (None if embedder is not None
+                                             else no_embedder_reason(self._embedder_spec, file_has_none=file_has_none))
                     if embedder is not None:
                         prepare_remote(embedder, self.config.embedder, store.meta())  # fail-open HTTP embedders
                         store.check_embedder(embedder.name, embedder.dim)
@@ -267,10 +275,11 @@ class Kernel:
             ingestor.pending > 0 or ingestor.embed_error is not None or ingestor.unavailable is not None
             or (breaker is not None and breaker["state"] != "closed"))
         backlog = len(store.hashes_without_vector()) if outstanding else 0
-        return {"path": self.location, "schema_version": store.schema_version(), "journal_mode": store.journal_mode(),
+        return {"path": self.location, "path_from": self.path_from, "schema_version": store.schema_version(), "journal_mode": store.journal_mode(),
                 "vector_backend": store.vector_backend,
                 "ner_stage": self.ingestor.ner_stage,
                 "embedder": getattr(self.embedder, "name", None), "dim": getattr(self.embedder, "dim", None),
+                "embedder_reason": self._root._embedder_reason,
                 "embedder_breaker": breaker, "vector_backlog": backlog}
 
     @property
@@ -293,7 +302,8 @@ class Kernel:
                    expires_at: datetime | date | str | None = None, infer: bool = False,
                    entry_id: str | None = None, dedup: bool = True, stream: str | None = None,
                    defer_embedding: bool | None = None, speaker: str | None = None,
-                   trust: float | None = None, importance: float | None = None) -> AddResult:
+                   trust: float | None = None, importance: float | None = None,
+                   split_stream: bool = True) -> AddResult:
         """Store one memory verbatim (plus facts when ``infer``). An exact duplicate is a NOOP.
 
         ``dedup=False`` keeps this entry even when the scope already holds the same text (for
@@ -302,15 +312,19 @@ class Kernel:
         ``stream`` names a conversation that arrives one write at a time (a Mem0 ``run_id``, a
         LangGraph namespace): writes with the same stream in the same scope are indexed and
         ranked as neighbouring turns of a session (``ingest/streams.py``). ``speaker`` is who said
-        it: searchable with the text, as a session turn's name.
+        it: searchable with the text, as a session turn's name; without one, a text that opens with
+        ``"Name: "`` is read as said by that name. A stream write more than ``ingest.stream_gap_minutes``
+        after the previous one (by its ``created_at``, else the date its text is stamped with, else
+        when it arrived) starts a new stream session; ``split_stream=False`` keeps the stream one
+        session (the caller named it).
 
         ``defer_embedding`` overrides ``ingest.defer_embedding`` for this write: ``True`` returns
         once the text is stored and FTS-searchable, and a background thread adds its vector
         (``wait_embedded()``; ``close()`` waits for it).
 
-        ``trust`` (0..1) overrides the default its ``role`` gives (``lifecycle/trust.py``).
+        ``trust`` (0..1) overrides the default its ``role`` gives (``rules/trust.py``).
         ``importance`` in [0, 1] ranks the memory for capacity and consolidation (and the optional
-        composite rank term); ``None`` lets the rule decide (``lifecycle/importance.py``).
+        composite rank term); ``None`` lets the rule decide (``rules/importance.py``).
 
         Raises:
             InvalidArgument: empty text, bad types, or malformed ids.
@@ -321,7 +335,7 @@ class Kernel:
                                  actor=actor, context_type=context_type, confidence=confidence, created_at=created_at,
                                  valid_from=valid_from, expires_at=expires_at, infer=infer, entry_id=entry_id,
                                  dedup=dedup, stream=stream, defer_embedding=defer_embedding, speaker=speaker,
-                                 trust=trust, importance=importance)
+                                 trust=trust, importance=importance, split_stream=split_stream)
         self._check_items([item], "add_memory")
         with self._writing():
             return self._wrote(self.ingestor.add_many([item]))[0]
@@ -520,9 +534,13 @@ class Kernel:
             raise InvalidArgument(f"config must be a RetrievalConfig (Config().retrieval), got {type(config).__name__}")
         if reinforce is not None and not isinstance(reinforce, bool):
             raise InvalidArgument(f"reinforce must be a bool or None, got {type(reinforce).__name__}")
+        waiting = self._embed_before_find(flt, config)
         result = self.retriever.find(query, top_k=top_k, flt=flt,
                                      reference_time=check.when(reference_time, "reference_time"),
                                      token_budget=token_budget, strategy=strategy, config=config)
+        if waiting and result.trace.degrade_reason is None:
+            result.trace.degrade_reason = (f"{waiting} memories of this scope still wait for their vectors: "
+                                           "ranked by FTS + NER alone (wait_embedded() first for full ranking)")
         self._govern_hits(result, flt, float(trust_weight))
         lifecycle = self.config.lifecycle
         assert self._reinforcer is not None
@@ -530,6 +548,14 @@ class Kernel:
                                 bump=lifecycle.reinforce if reinforce is None else reinforce,
                                 audit=lifecycle.audit and lifecycle.audit_reads, detail={"query": query[:200]})
         return result
+
+    def _embed_before_find(self, flt: EntryFilter, config: RetrievalConfig | None) -> int:
+        """Read-your-writes for vectors: embed the searched scope's queued texts (up to
+        ``ingest.find_embeds_at_most``) before ranking; returns how many still wait."""
+        ingestor = self.ingestor
+        if ingestor.embedder is None or not (config or self.config.retrieval).vectors:
+            return 0
+        return ingestor.embed_awaiting(flt.scope, self.config.ingest.find_embeds_at_most)
 
     def trace_session(self, *, user_id: str | None = None, agent_id: str | None = None,
                       project_id: str | None = None, session_id: str | None = None, limit: int = 20) -> builtins.list[dict[str, Any]]:
@@ -855,11 +881,16 @@ class Kernel:
 
         self._gate.check("write", Scope(), "import", whole=True)
         with writing_as(Writer("import", self._agent)), self.bulk_load():
-            return import_records(self, source, dry_run=bool(dry_run), progress=progress)
+            return import_records(self, self._ready(), source, embedder=self.embedder, backfill=self.ingestor,
+                                  dry_run=bool(dry_run), progress=progress)
 
     # -- lifecycle: reinforcement, audit, prefetch (issue 22, docs/lifecycle.md) -----------------
     def _with_access(self, entries: builtins.list[Entry]) -> builtins.list[Entry]:
-        stats = self._ready().access_stats(e.id for e in entries) if entries else {}
+        # read-your-writes: the counts include this process's reinforcement still queued for the flush
+        store, reinforcer = self._ready(), self._reinforcer
+        ids = [e.id for e in entries]
+        stats = {} if not ids else (reinforcer.with_queued(ids, store.access_stats) if reinforcer is not None
+                                    else store.access_stats(ids))
         for entry in entries:
             if entry.id in stats:
                 entry.access_count, entry.last_accessed_at = stats[entry.id]
@@ -941,8 +972,8 @@ class Kernel:
         check.count(recent_k, "recent_k")
         self._gate.check("read", check.scope_of(user_id, agent_id, project_id, session_id), "prefetch")
         scope = check.scope_of(user_id, agent_id, project_id, session_id).as_dict()
-        return build_prefetch(self, user_message, scope, token_budget=token_budget, relevant_k=relevant_k,
-                              recent_k=recent_k, reinforce=reinforce)
+        return build_prefetch(self.list, self.find, user_message, scope, token_budget=token_budget,
+                              relevant_k=relevant_k, recent_k=recent_k, reinforce=reinforce)
 
     # -- lifecycle: capacity, archival, consolidation (docs/lifecycle.md) ------------------------
     def _wrote(self, results: builtins.list[AddResult]) -> builtins.list[AddResult]:
@@ -1047,8 +1078,9 @@ class Kernel:
         min_items = lifecycle.consolidate_min_items if min_items is None else check.count(min_items, "min_items")
         if summarizer is not None and not callable(summarizer):
             raise InvalidArgument(f"summarizer must be callable, got {type(summarizer).__name__}")
-        result = run(self, scope, cutoff=cutoff, max_importance=max_importance or 0.0, min_items=max(2, min_items),
-                     summarizer=summarizer, actor=actor)
+        result = run(self._ready(), scope, write=self.ingestor.add_many, ner=self.ner, cutoff=cutoff,
+                     max_importance=max_importance or 0.0, min_items=max(2, min_items), summarizer=summarizer,
+                     actor=actor)
         if result.summary is not None:
             enforce(self._ready(), scope, default=lifecycle.max_items_per_scope, half_life_days=lifecycle.half_life_days,
                     protect={result.summary.id})
@@ -1159,16 +1191,6 @@ class Kernel:
         return Conflict.from_row(row)
 
 
-def _in_thread(sync: Callable[Concatenate[Kernel, P], R]) -> Callable[Concatenate[AgentBase, P], Coroutine[Any, Any, R]]:
-    """The async twin of a ``Kernel`` method: the same call, run in a worker thread."""
-
-    async def method(self: AgentBase, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        return await asyncio.to_thread(sync, self.sync, *args, **kwargs)
-
-    functools.update_wrapper(method, sync)
-    return method
-
-
 class AgentBase:
     """Agent memory on one SQLite file: the async facade over ``Kernel`` (``db.sync``).
 
@@ -1180,7 +1202,12 @@ class AgentBase:
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None, **options: Any) -> None:
-        self.sync = Kernel(path, **options)
+        self._sync = Kernel(path, **options)
+
+    @property
+    def sync(self) -> Kernel:
+        """The blocking ``Kernel`` underneath: safe to call from inside a running loop."""
+        return self._sync
 
     @property
     def path(self) -> Path | str:
@@ -1189,7 +1216,7 @@ class AgentBase:
     def view(self, *, agent: str | None = _UNSET, source: str = _UNSET) -> AgentBase:
         """The same open file acting as another agent and/or writing as another source (``Kernel.view``)."""
         out = AgentBase.__new__(AgentBase)
-        out.sync = self.sync.view(agent=agent, source=source)
+        out._sync = self.sync.view(agent=agent, source=source)
         return out
 
     def as_agent(self, agent: str | None) -> AgentBase:
@@ -1200,59 +1227,59 @@ class AgentBase:
     def agent(self) -> str | None:
         return self.sync.agent
 
-    initialize = _in_thread(Kernel.initialize)
-    add_memory = _in_thread(Kernel.add_memory)
-    add_memories = _in_thread(Kernel.add_memories)
-    get = _in_thread(Kernel.get)
-    update = _in_thread(Kernel.update)
-    delete = _in_thread(Kernel.delete)
-    delete_all = _in_thread(Kernel.delete_all)
-    reset = _in_thread(Kernel.reset)
-    list = _in_thread(Kernel.list)
-    count = _in_thread(Kernel.count)
-    history = _in_thread(Kernel.history)
-    find = _in_thread(Kernel.find)
-    trace_session = _in_thread(Kernel.trace_session)
-    entity_graph = _in_thread(Kernel.entity_graph)
-    diff_entries = _in_thread(Kernel.diff_entries)
-    create_session = _in_thread(Kernel.create_session)
-    get_session = _in_thread(Kernel.get_session)
-    list_sessions = _in_thread(Kernel.list_sessions)
-    update_session = _in_thread(Kernel.update_session)
-    delete_session = _in_thread(Kernel.delete_session)
-    add_message = _in_thread(Kernel.add_message)
-    add_messages = _in_thread(Kernel.add_messages)
-    list_messages = _in_thread(Kernel.list_messages)
-    get_message = _in_thread(Kernel.get_message)
-    update_message = _in_thread(Kernel.update_message)
-    delete_message = _in_thread(Kernel.delete_message)
-    update_messages = _in_thread(Kernel.update_messages)
-    delete_messages = _in_thread(Kernel.delete_messages)
-    set_messages = _in_thread(Kernel.set_messages)
-    clear_session = _in_thread(Kernel.clear_session)
-    count_messages = _in_thread(Kernel.count_messages)
-    commit_session = _in_thread(Kernel.commit_session)
-    verify = _in_thread(Kernel.verify)
-    rebuild = _in_thread(Kernel.rebuild)
-    info = _in_thread(Kernel.info)
-    stats = _in_thread(Kernel.stats)
-    wait_embedded = _in_thread(Kernel.wait_embedded)
-    export = _in_thread(Kernel.export)
-    import_ = _in_thread(Kernel.import_)
-    flush_lifecycle = _in_thread(Kernel.flush_lifecycle)
-    audit = _in_thread(Kernel.audit)
-    prefetch = _in_thread(Kernel.prefetch)
-    archive = _in_thread(Kernel.archive)
-    restore = _in_thread(Kernel.restore)
-    set_capacity = _in_thread(Kernel.set_capacity)
-    capacity = _in_thread(Kernel.capacity)
-    consolidate = _in_thread(Kernel.consolidate)
-    wait_consolidated = _in_thread(Kernel.wait_consolidated)
-    grant = _in_thread(Kernel.grant)
-    revoke = _in_thread(Kernel.revoke)
-    policies = _in_thread(Kernel.policies)
-    conflicts = _in_thread(Kernel.conflicts)
-    resolve = _in_thread(Kernel.resolve)
+    initialize = in_thread(Kernel.initialize)
+    add_memory = in_thread(Kernel.add_memory)
+    add_memories = in_thread(Kernel.add_memories)
+    get = in_thread(Kernel.get)
+    update = in_thread(Kernel.update)
+    delete = in_thread(Kernel.delete)
+    delete_all = in_thread(Kernel.delete_all)
+    reset = in_thread(Kernel.reset)
+    list = in_thread(Kernel.list)
+    count = in_thread(Kernel.count)
+    history = in_thread(Kernel.history)
+    find = in_thread(Kernel.find)
+    trace_session = in_thread(Kernel.trace_session)
+    entity_graph = in_thread(Kernel.entity_graph)
+    diff_entries = in_thread(Kernel.diff_entries)
+    create_session = in_thread(Kernel.create_session)
+    get_session = in_thread(Kernel.get_session)
+    list_sessions = in_thread(Kernel.list_sessions)
+    update_session = in_thread(Kernel.update_session)
+    delete_session = in_thread(Kernel.delete_session)
+    add_message = in_thread(Kernel.add_message)
+    add_messages = in_thread(Kernel.add_messages)
+    list_messages = in_thread(Kernel.list_messages)
+    get_message = in_thread(Kernel.get_message)
+    update_message = in_thread(Kernel.update_message)
+    delete_message = in_thread(Kernel.delete_message)
+    update_messages = in_thread(Kernel.update_messages)
+    delete_messages = in_thread(Kernel.delete_messages)
+    set_messages = in_thread(Kernel.set_messages)
+    clear_session = in_thread(Kernel.clear_session)
+    count_messages = in_thread(Kernel.count_messages)
+    commit_session = in_thread(Kernel.commit_session)
+    verify = in_thread(Kernel.verify)
+    rebuild = in_thread(Kernel.rebuild)
+    info = in_thread(Kernel.info)
+    stats = in_thread(Kernel.stats)
+    wait_embedded = in_thread(Kernel.wait_embedded)
+    export = in_thread(Kernel.export)
+    import_ = in_thread(Kernel.import_)
+    flush_lifecycle = in_thread(Kernel.flush_lifecycle)
+    audit = in_thread(Kernel.audit)
+    prefetch = in_thread(Kernel.prefetch)
+    archive = in_thread(Kernel.archive)
+    restore = in_thread(Kernel.restore)
+    set_capacity = in_thread(Kernel.set_capacity)
+    capacity = in_thread(Kernel.capacity)
+    consolidate = in_thread(Kernel.consolidate)
+    wait_consolidated = in_thread(Kernel.wait_consolidated)
+    grant = in_thread(Kernel.grant)
+    revoke = in_thread(Kernel.revoke)
+    policies = in_thread(Kernel.policies)
+    conflicts = in_thread(Kernel.conflicts)
+    resolve = in_thread(Kernel.resolve)
 
     @contextlib.asynccontextmanager
     async def bulk_load(self) -> AsyncIterator[None]:

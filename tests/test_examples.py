@@ -27,14 +27,32 @@ def test_example_runs(script, tmp_path):
     assert proc.stdout.strip(), "an example should show what it did"
 
 
-def test_demo_shows_every_adapters_rows_labelled_by_writer(tmp_path):
+@pytest.fixture(scope="module")
+def demo_output(tmp_path_factory) -> str:
+    tmp_path = tmp_path_factory.mktemp("demo")
     env = {**os.environ, "AGENTBASE_PATH": str(tmp_path / "demo.db"), "HF_HUB_OFFLINE": "1",
            "MEM0_TELEMETRY": "False", "MEM0_DIR": str(tmp_path / "mem0")}
     demo = next(p for p in EXAMPLES if p.name == "demo.py")
-    out = subprocess.run([sys.executable, str(demo)], capture_output=True, text=True, timeout=600, env=env,
-                         cwd=tmp_path, check=True).stdout
-    rows = out.split("labelled with the adapter that wrote it")[1].split("\n==")[0]
+    return subprocess.run([sys.executable, str(demo)], capture_output=True, text=True, timeout=600, env=env,
+                          cwd=tmp_path, check=True).stdout
+
+
+def test_demo_shows_every_adapters_rows_labelled_by_writer(demo_output):
+    rows = demo_output.split("labelled with the adapter that wrote it")[1].split("\n==")[0]
     for adapter, text in (("Minimal", "window seats"), ("Mem0", "sci-fi"), ("LangChain", "trip to Japan"),
                           ("LangGraph", "vegetarian"), ("LlamaIndex", "passport"), ("OpenAI", "Kyoto station")):
         assert any(line.strip().startswith(f"[{adapter}") and text in line for line in rows.splitlines()), (adapter, rows)
     assert "adapters without a row: none" in rows
+
+
+def test_every_demo_section_shows_what_it_did(demo_output):
+    sections = demo_output.split("\n== ")[1:]
+    assert len(sections) >= 9
+    for block in sections:
+        header, _, body = block.partition("\n")
+        assert body.strip(), f"section {header.strip(' =')!r} prints nothing under its header"
+
+
+def test_the_demos_session_summary_counts_in_good_english(demo_output):
+    assert "session summary: 1 turn by user." in demo_output
+    assert " 1 turns" not in demo_output

@@ -1,7 +1,7 @@
 """``agentbase-mcp``: serve one agentbase file to MCP clients over stdio or streamable HTTP.
 
-The database is chosen as by every other command: ``--db PATH``, else ``$AGENTBASE_PATH``, else
-``./agentbase.db``; the scope from ``--user-id`` / ``--agent-id`` or ``$AGENTBASE_USER_ID`` /
+The database is chosen as by every other command: ``--db PATH``, else ``$AGENTBASE_PATH``, else the
+``.agentbase`` pointer that ``agentbase init --data-dir`` wrote here or in a parent folder, else ``./agentbase.db``; the scope from ``--user-id`` / ``--agent-id`` or ``$AGENTBASE_USER_ID`` /
 ``$AGENTBASE_AGENT_ID`` (``user_id="default"`` when neither is given).
 """
 
@@ -14,10 +14,10 @@ import sys
 import threading
 from typing import Any, Literal
 
-from agentbase_kernel import AgentBase, AgentBaseError
+from agentbase_kernel import AgentBase, AgentBaseError, InvalidArgument
 
 from .._http_guard import resolve_api_key
-from .._require import require
+from .._require import require, require_extra
 from ._stdio import run_stdio
 from ._tenancy import Tenancy
 from .server import create_server
@@ -36,7 +36,7 @@ def serve(db_path: str | os.PathLike[str] | None = None, *, user_id: str | None 
     """Serve the file at ``db_path`` to MCP clients until the client hangs up (stdio) or Ctrl-C (http).
 
     Args:
-        db_path: The agentbase file (created if missing); ``None`` is ``$AGENTBASE_PATH`` or ``./agentbase.db``.
+        db_path: The agentbase file (created if missing); ``None``: ``$AGENTBASE_PATH``, the ``.agentbase`` pointer, ``./agentbase.db`` (``locate_database``).
         user_id: The user whose memories every call reads and writes (single-tenant).
         agent_id: The agent whose memories every call reads and writes (single-tenant; with or without a user).
         multi_tenant: Take the scope from each call's ``user_id`` / ``agent_id`` arguments instead.
@@ -49,8 +49,9 @@ def serve(db_path: str | os.PathLike[str] | None = None, *, user_id: str | None 
 
     Raises:
         InvalidArgument: The scope options contradict each other.
-        MissingDependency: The ``mcp`` extra is not installed.
+        MissingDependency: The ``mcp`` extra is not installed (checked first).
     """
+    require_extra("mcp")
     if not multi_tenant and not user_id and not agent_id:
         user_id = DEFAULT_USER
     tenancy = Tenancy(user_id=user_id, agent_id=agent_id, multi=multi_tenant)
@@ -90,7 +91,8 @@ def _open(db: AgentBase) -> None:
 def _parser() -> argparse.ArgumentParser:
     env = os.environ.get
     p = argparse.ArgumentParser(prog="agentbase-mcp", description="Serve an agentbase file as the memory of MCP clients.")
-    p.add_argument("--db", default=env("AGENTBASE_PATH"), help="the database file (default $AGENTBASE_PATH or ./agentbase.db)")
+    p.add_argument("--db", default=env("AGENTBASE_PATH"), help="the database file (default $AGENTBASE_PATH, "
+                   "else the .agentbase pointer of this folder or a parent, else ./agentbase.db)")
     p.add_argument("--user-id", default=env("AGENTBASE_USER_ID"), help="serve this user's memories ($AGENTBASE_USER_ID)")
     p.add_argument("--agent-id", default=env("AGENTBASE_AGENT_ID"), help="serve this agent's memories ($AGENTBASE_AGENT_ID)")
     p.add_argument("--multi-tenant", action="store_true",
@@ -110,12 +112,16 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="agentbase-mcp: %(message)s")
     try:
+        require_extra("mcp")
         api_key = resolve_api_key(args.api_key, args.api_key_file) if args.transport == "http" else None
         serve(args.db, user_id=args.user_id, agent_id=args.agent_id, multi_tenant=args.multi_tenant,
               transport=args.transport, host=args.host, port=args.port, api_key=api_key, embedder=args.embedder)
-    except (AgentBaseError, ValueError) as exc:
+    except (InvalidArgument, ValueError) as exc:  # exit codes as the agentbase command's (docs/cli.md)
         print(f"agentbase-mcp: {exc}", file=sys.stderr)
         return 2
+    except AgentBaseError as exc:  # a missing extra, a file that cannot be used
+        print(f"agentbase-mcp: {exc}", file=sys.stderr)
+        return 3
     except KeyboardInterrupt:
         return 0
     return 0

@@ -220,7 +220,7 @@ def _pgvector_location(store: Mapping[str, Any]) -> str:
 
 
 def _location(config: Mapping[str, Any]) -> str | None:
-    """The database: a pgvector server's URL, else the SQLite file (None: ``AGENTBASE_PATH`` or the default)."""
+    """The database: a pgvector server's URL, else the SQLite file (None: ``locate_database``'s rule)."""
     provider, store = _section(config, "vector_store")
     store_path = any(store.get(k) for k in ("path", "db_path"))
     if provider == "pgvector" and not store_path and not any(config.get(k) for k in ("path", "db_path")):

@@ -14,8 +14,7 @@ import asyncio
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from agentbase_adapters._async import in_thread
-from agentbase_kernel import AgentBase, FindResult, InvalidArgument, Kernel, NotFoundError
+from agentbase_kernel import AgentBase, FindResult, InvalidArgument, Kernel, NotFoundError, in_thread
 
 from ._args import (
     content,
@@ -222,7 +221,7 @@ class Mem0Adapter:
             return None
 
     def get_all(
-        self, *, filters: dict[str, Any] | None = None, top_k: int | None = None, show_expired: bool = False, **kwargs: Any
+        self, /, *, filters: dict[str, Any] | None = None, top_k: int | None = None, show_expired: bool = False, **kwargs: Any
     ) -> dict[str, Any]:
         """Memories of a scope, oldest first: ``{"results": [...]}`` (at most ``top_k``, default 20).
 
@@ -240,6 +239,7 @@ class Mem0Adapter:
 
     def search(
         self,
+        /,
         query: str,
         *,
         top_k: int | None = None,

@@ -19,8 +19,17 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from agentbase_adapters._async import in_thread, on_calling_loop
-from agentbase_kernel import AgentBase, InvalidArgument, Kernel, Message, MessageNotFound, NotFoundError, Session
+from agentbase_kernel import (
+    AgentBase,
+    InvalidArgument,
+    Kernel,
+    Message,
+    MessageNotFound,
+    NotFoundError,
+    Session,
+    in_thread,
+    on_calling_loop,
+)
 
 from ._runs import (
     CONTEXT_TOKEN_BUDGET,
@@ -294,6 +303,7 @@ class OpenAIAssistantAdapter:
 
     def create_run(
         self,
+        /,
         thread_id: str,
         *,
         assistant_id: str,
@@ -366,7 +376,7 @@ class OpenAIAssistantAdapter:
             )
 
     def create_thread_and_run(
-        self, *, assistant_id: str, thread: dict[str, Any] | None = None, **run: Any
+        self, /, *, assistant_id: str, thread: dict[str, Any] | None = None, **run: Any
     ) -> dict[str, Any]:
         """Create a thread from ``thread`` (``messages``, ``metadata``, ``tool_resources``) and run it.
 

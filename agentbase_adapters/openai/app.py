@@ -31,7 +31,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 from agentbase_adapters._http_guard import (
     DEFAULT_BODY_LIMIT,
@@ -42,7 +42,7 @@ from agentbase_adapters._http_guard import (
     parse_json,
     resolve_api_key,
 )
-from agentbase_adapters._require import require
+from agentbase_adapters._require import require, require_extra
 from agentbase_adapters.openai._runs import CONTEXT_TOKEN_BUDGET
 from agentbase_adapters.openai._wire import check_fields, check_limit, check_types
 from agentbase_adapters.openai.adapter import AsyncOpenAIAssistantAdapter, Responder
@@ -269,8 +269,8 @@ def create_app(
         )
         return await oa.create_message(
             thread_id,
-            role=body.get("role"),
-            content=body.get("content"),
+            role=cast(Any, body.get("role")),  # checked by the adapter, which names what is missing
+            content=cast(Any, body.get("content")),
             attachments=body.get("attachments"),
             metadata=body.get("metadata"),
         )
@@ -296,7 +296,7 @@ def create_app(
                 before=query.get("before"),
             )
         body = await _body(request, *_RUN_FIELDS)
-        return await oa.create_run(thread_id, assistant_id=body.get("assistant_id"), **_run_arguments(body))
+        return await oa.create_run(thread_id, assistant_id=cast(Any, body.get("assistant_id")), **_run_arguments(body))
 
     async def create_thread_and_run(request: Request) -> Any:
         body = await _body(request, *_CREATE_AND_RUN_FIELDS)
@@ -304,7 +304,7 @@ def create_app(
         if "tool_resources" in body:
             arguments["tool_resources"] = body["tool_resources"]  # echoed nowhere: threads keep their own
         return await oa.create_thread_and_run(
-            assistant_id=body.get("assistant_id"), thread=body.get("thread"), **arguments
+            assistant_id=cast(Any, body.get("assistant_id")), thread=body.get("thread"), **arguments
         )
 
     async def run(request: Request) -> Any:
@@ -402,7 +402,7 @@ def _missing(param: str) -> InvalidArgument:
 
 
 def serve(
-    db_path: str | os.PathLike[str],
+    db_path: str | os.PathLike[str] | None = None,
     *,
     host: str = "127.0.0.1",
     port: int = 8000,
@@ -420,7 +420,7 @@ def serve(
     (``resolve_api_key``); with none, only loopback clients are answered.
 
     Args:
-        db_path: The agentbase file (created if missing).
+        db_path: The agentbase file (created if missing); ``None``: ``$AGENTBASE_PATH``, the ``.agentbase`` pointer, ``./agentbase.db`` (``locate_database``).
         host: The interface to listen on; without a key it must be a loopback address
             unless ``allow_remote`` is True.
         port: The TCP port.
@@ -438,6 +438,7 @@ def serve(
             or key file, an unknown embedder.
         EmbeddingMismatch: The file was written with another embedder than ``embedder``.
     """
+    require_extra("openai")
     key = resolve_api_key(api_key, api_key_file)
     check_bind(host, key, allow_remote=allow_remote)
     uvicorn = require("uvicorn", extra="openai")

@@ -339,7 +339,20 @@ def create_app(kernel: Kernel, *, allow_edit: bool = False, api_key: str | None 
     app = Starlette(routes=routes, exception_handlers=handlers)
     # Form posts, not JSON: cross-site writes are refused by the same-origin rule (Sec-Fetch-Site
     # / Origin); an entry edit is a few KiB, so 1 MiB is a generous body limit.
-    return HttpGuard(app, api_key=api_key, writes="same-origin", body_limit=1 << 20, error_body=_refusal_text)
+    return HttpGuard(app, api_key=api_key, writes="same-origin", body_limit=1 << 20, error_body=_refusal_text,
+                     response_headers=SECURITY_HEADERS)
+
+
+#: Sent with every page and every refusal. The pages are server-rendered HTML and inline SVG with
+#: no script at all, so none may run; styles are inline (one <style>, a few style attributes);
+#: forms post only to this server; and no other site may frame the edit/delete forms (clickjacking).
+SECURITY_HEADERS = {
+    "Content-Security-Policy": ("default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; "
+                                "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+}
 
 
 def _refusal_text(refusal: Refusal) -> str:

@@ -102,7 +102,7 @@ def info(ctx: click.Context, models: bool, as_json: bool) -> None:
     target = current_target(ctx)
     with open_kernel(ctx, models=models) as kernel:
         report: dict[str, Any] = {"path": shown(target.path), "path_from": target.source}
-        report |= {k: v for k, v in kernel.info().items() if k != "path"}
+        report |= {k: v for k, v in kernel.info().items() if k not in ("path", "path_from")}
         if not models:
             # a kernel opened without models reports none; say what would run instead of "None"
             report.pop("ner_stage", None)

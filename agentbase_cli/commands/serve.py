@@ -14,6 +14,8 @@ from typing import Any
 
 import click
 
+from agentbase_adapters._require import require_extra
+
 from ..database import Target, current_target, exists, missing_database, shown
 from ..options import AgentbaseCommand, database_options
 
@@ -57,6 +59,7 @@ def load_callable(spec: str) -> Any:
 def serve_openai(ctx: click.Context, host: str, port: int, api_key: str | None, api_key_file: Path | None,
                  allow_remote: bool, body_limit: int | None, responder: str | None) -> None:
     """Serve OpenAI's threads / conversations API on the database until Ctrl-C; the real openai client talks to it."""
+    require_extra("openai")
     from agentbase_adapters.openai import serve
 
     target = existing_target(ctx)
@@ -110,6 +113,7 @@ def mcp(ctx: click.Context, user_id: str | None, agent_id: str | None, multi_ten
 
     In a client's MCP config: {"command": "agentbase", "args": ["--db", "/path/memory.db", "mcp", "--user-id", "me"]}
     """
+    require_extra("mcp")
     from agentbase_adapters.mcp import serve
 
     target = existing_target(ctx)
@@ -132,6 +136,7 @@ def mcp(ctx: click.Context, user_id: str | None, agent_id: str | None, multi_ten
 def web(ctx: click.Context, host: str, port: int, allow_edit: bool, api_key: str | None,
         api_key_file: Path | None) -> None:
     """Browse the database in a web browser (a dashboard on http://HOST:PORT/) until Ctrl-C."""
+    require_extra("web")
     from agentbase_adapters._http_guard import check_bind
     from agentbase_adapters.web import serve
 

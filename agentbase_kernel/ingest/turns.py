@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..records import Message, Session
-from ..store.protocol import Store
 from ..text import tokenize
+from .roles import IngestStore
 
 __all__ = ["CONTEXT_CHARS", "is_turn", "label", "memory_role", "turn_context", "turn_items"]
 
@@ -34,7 +34,7 @@ def memory_role(role: str) -> str:
     return {"human": "user", "ai": "assistant"}.get(role, role)
 
 
-def turn_context(store: Store, session_id: str, stored: list[Message],
+def turn_context(store: IngestStore, session_id: str, stored: list[Message],
                  appended: bool) -> tuple[dict[str, str], dict[str, str]]:
     """The turns around each new message, as ``"name: text"``: ``(before, after)`` by message id.
 

@@ -14,20 +14,20 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from ..records import Scope
+from ..rules.rank import keep_score
 from ..store.base import utcnow
-from ..store.protocol import Store
-from .rank import keep_score
+from ..store.protocol import RetentionStore
 
 __all__ = ["effective_capacity", "enforce"]
 
 
-def effective_capacity(store: Store, scope: Scope, default: int) -> int:
+def effective_capacity(store: RetentionStore, scope: Scope, default: int) -> int:
     """The scope's own capacity, else ``default``; 0 means no limit."""
     own = store.scope_capacity(scope)
     return default if own is None else own
 
 
-def enforce(store: Store, scope: Scope, *, default: int, half_life_days: float,
+def enforce(store: RetentionStore, scope: Scope, *, default: int, half_life_days: float,
             protect: Collection[str] = (), actor: str | None = None) -> list[str]:
     """Archive what exceeds the scope's capacity; returns the archived ids. ``protect`` ids (what
     the write just stored, an entry just restored) go last: only when the others do not suffice."""

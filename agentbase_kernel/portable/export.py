@@ -10,27 +10,31 @@ import contextlib
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from ..errors import InvalidArgument
-from ..store import EntryFilter, Store
+from ..store.base import EntryFilter
+from ..store.protocol import EntryStore, Maintenance, PortableStore
 from .format import encode_record, header
 
-__all__ = ["export_lines", "write_export"]
+__all__ = ["ExportStore", "export_lines", "write_export"]
 
 
-def _embedder_of(store: Store, embedder: Any) -> tuple[str, int] | None:
+class ExportStore(PortableStore, EntryStore, Maintenance, Protocol):
+    """What an export reads: the rows, how many entries (for progress), the file's facts."""
+
+
+def _embedder_of(store: ExportStore, embedder: Any) -> tuple[str, int] | None:
     """The embedder the file's vectors were made with: the kernel's, else the one the file records."""
     if embedder is not None:
         return str(embedder.name), int(embedder.dim)
-    meta = getattr(store, "meta", None)
-    recorded = meta() if callable(meta) else {}
+    recorded = store.meta()
     if recorded.get("embedding_model") and recorded.get("embedding_dim"):
         return recorded["embedding_model"], int(recorded["embedding_dim"])
     return None
 
 
-def export_lines(store: Store, flt: EntryFilter, *, embedder: Any = None, vectors: bool = True,
+def export_lines(store: ExportStore, flt: EntryFilter, *, embedder: Any = None, vectors: bool = True,
                  traces: bool = False, filters: dict[str, Any] | None = None,
                  counts: dict[str, int] | None = None,
                  progress: Callable[[int, int], None] | None = None) -> Iterator[str]:
@@ -50,7 +54,7 @@ def export_lines(store: Store, flt: EntryFilter, *, embedder: Any = None, vector
             progress(done, total)
 
 
-def write_export(store: Store, out: str | os.PathLike[str] | IO[str], flt: EntryFilter, **options: Any) -> dict[str, int]:
+def write_export(store: ExportStore, out: str | os.PathLike[str] | IO[str], flt: EntryFilter, **options: Any) -> dict[str, int]:
     """Write the export to a path (replaced only once complete) or an open text stream; returns
     how many records of each type were written."""
     counts: dict[str, int] = {}

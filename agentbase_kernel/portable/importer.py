@@ -13,17 +13,41 @@ from __future__ import annotations
 
 import io
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any, Protocol
 
 from ..errors import EmbedderUnavailable, InvalidArgument, MessageNotFound
+from ..records import AddResult, Entry, Message
+from ..store.protocol import EntryStore, Maintenance, PortableStore, SessionStore, VectorStore
 from .format import check_header, decode_line, decode_record
 
-if TYPE_CHECKING:
-    from ..kernel import Kernel
+__all__ = ["Backfill", "ImportStore", "Writes", "import_records", "read_records"]
 
-__all__ = ["import_records", "read_records"]
+
+class ImportStore(PortableStore, EntryStore, SessionStore, VectorStore, Maintenance, Protocol):
+    """What an import reads and writes directly: exported rows, what is already there, vectors."""
+
+
+class Writes(Protocol):
+    """The write paths records from other products take, as an API call would (the kernel's)."""
+
+    def add_memories(self, items: Iterable[dict[str, Any]]) -> list[AddResult]: ...
+
+    def update(self, entry_id: str, *, text: str | None = None, metadata: dict[str, Any] | None = None) -> Entry: ...
+
+    def add_messages(self, session_id: str, messages: Sequence[dict[str, Any]]) -> list[Message]: ...
+
+    def transaction(self) -> AbstractContextManager[Any]: ...
+
+
+class Backfill(Protocol):
+    """Vectors for the texts that came without a usable one (the ingestor's)."""
+
+    def embed_missing(self, items: Sequence[tuple[str, str]]) -> int: ...
+
+    def resume(self) -> bool: ...
 
 BATCH = 256
 _MEMORY_KEYS = ("user_id", "agent_id", "project_id", "session_id", "category", "tags", "metadata", "role", "actor",
@@ -88,9 +112,10 @@ def read_records(source: Any, progress: Callable[[int, int], None] | None = None
 class _Importer:
     """One import run: the counters, the vector decision and the batches of source records."""
 
-    def __init__(self, kernel: Kernel, head: dict[str, Any]) -> None:
-        self.kernel = kernel
-        self.store = kernel._ready()
+    def __init__(self, writes: Writes, store: ImportStore, embedder: Any, head: dict[str, Any]) -> None:
+        self.writes = writes
+        self.store = store
+        self.embedder = embedder
         self.counts: dict[str, dict[str, int]] = {}
         self.keep_vectors = self._vectors_usable(head.get("embedder"))
         self.vectors_dropped = 0
@@ -102,11 +127,10 @@ class _Importer:
         """Keep the file's vectors when they come from the embedder this database uses."""
         if emb is None:
             return False
-        mine = self.kernel.embedder
+        mine = self.embedder
         if mine is not None:
             return (str(mine.name), int(mine.dim)) == (emb["name"], emb["dim"])
-        meta = getattr(self.store, "meta", None)
-        recorded = meta() if callable(meta) else {}
+        recorded = self.store.meta()
         if recorded.get("embedding_model"):
             return (recorded["embedding_model"], int(recorded["embedding_dim"])) == (emb["name"], emb["dim"])
         self.store.check_embedder(emb["name"], emb["dim"])  # this file's vectors define the database's model
@@ -159,7 +183,7 @@ class _Importer:
                 self.count("memory", "skipped")
                 continue
             with self._at(where):
-                self.kernel.update(old.id, text=fields["text"], metadata=fields.get("metadata") or {})
+                self.writes.update(old.id, text=fields["text"], metadata=fields.get("metadata") or {})
                 self.store.restore_times("entries", old.id, updated_at=incoming, history=fields.get("history"))
             self.count("memory", "updated")
         if not new:
@@ -169,7 +193,7 @@ class _Importer:
             item = {k: fields[k] for k in _MEMORY_KEYS if fields.get(k) is not None}
             items.append({"text": fields["text"], "entry_id": fields.get("id"), **item})
         with self._at(new[0][0] if len(new) == 1 else f"{new[0][0]}..{new[-1][0]}"):
-            results = self.kernel.add_memories(items)
+            results = self.writes.add_memories(items)
         for (where, fields), result in zip(new, results):
             if result.event == "NOOP":
                 self.count("memory", "skipped")
@@ -195,7 +219,7 @@ class _Importer:
         if not fresh:
             return
         with self._at(f"{batch[0][0]}..{batch[-1][0]}"):
-            self.kernel.add_messages(sid, fresh)
+            self.writes.add_messages(sid, fresh)
         self.count("chat_message", "inserted", len(fresh))
         if sid in self.session_times:
             self.store.restore_times("sessions", sid, updated_at=self.session_times[sid])
@@ -236,9 +260,11 @@ def _later_or_equal(stored: Any, incoming: str) -> bool:
         raise InvalidArgument(f"updated_at is not an ISO 8601 time: {incoming!r:.80}") from None
 
 
-def import_records(kernel: Kernel, source: Any, *, dry_run: bool = False,
-                   progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-    """Import ``source`` (a path, a text stream, or header + record dicts) into ``kernel``.
+def import_records(writes: Writes, store: ImportStore, source: Any, *, embedder: Any, backfill: Backfill,
+                   dry_run: bool = False, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Import ``source`` (a path, a text stream, or header + record dicts): exported rows straight
+    into ``store``, other products' records through ``writes``; texts without a usable vector get
+    one from ``backfill`` (the database's ``embedder``).
 
     Returns ``{"records": n, "by_type": {type: {"inserted", "updated", "skipped"}}, "vectors_dropped",
     "reembedded", "dry_run"}``; with ``dry_run`` every record is read and checked, nothing written,
@@ -252,8 +278,8 @@ def import_records(kernel: Kernel, source: Any, *, dry_run: bool = False,
         return {"records": sum(seen.values()), "by_type": seen, "header": head, "dry_run": True}
     run: _Importer | None = None
     n = 0
-    with kernel.transaction():
-        run = _Importer(kernel, head)
+    with writes.transaction():
+        run = _Importer(writes, store, embedder, head)
         for where, kind, fields in records:
             run.add(where, kind, fields)
             n += 1
@@ -261,10 +287,10 @@ def import_records(kernel: Kernel, source: Any, *, dry_run: bool = False,
         # texts that came without a usable vector get one from this database's embedder
         queued = False
         try:
-            reembedded = kernel.ingestor.embed_missing(run.store.hashes_without_vector())
+            reembedded = backfill.embed_missing(store.hashes_without_vector())
         except EmbedderUnavailable:  # a remote embedder fails open: the import lands, vectors are backfilled
             reembedded, queued = 0, True
     if queued:
-        kernel.ingestor.resume()  # the background embedder takes the backlog once the embedder is back
+        backfill.resume()  # the background embedder takes the backlog once the embedder is back
     return {"records": n, "by_type": run.counts, "vectors_dropped": run.vectors_dropped,
             "reembedded": reembedded, "header": head, "dry_run": False}

@@ -12,6 +12,7 @@ from datetime import date, datetime, timezone
 from typing import Any, overload
 
 from ..records import Scope
+from ..rules.trust import ROLE_TRUST, UNKNOWN_ROLE_TRUST, default_trust
 from .filters import MetadataFilter, parse_metadata_filter
 
 __all__ = ["NO_EMBEDDER", "ROLE_TRUST", "UNKNOWN_ROLE_TRUST", "EntryFilter", "default_trust", "iso", "parse_iso",
@@ -19,18 +20,6 @@ __all__ = ["NO_EMBEDDER", "ROLE_TRUST", "UNKNOWN_ROLE_TRUST", "EntryFilter", "de
 
 # what a file records as its embedder when it is written without one (``check_embedder``)
 NO_EMBEDDER = "none"
-
-#: the trust an entry gets from its role when the caller gives none (``lifecycle/trust.py``); here
-#: because backends need it too (migrating old files, importing old exports)
-ROLE_TRUST: dict[str, float] = {"user": 1.0, "human": 1.0, "system": 0.9, "assistant": 0.7, "ai": 0.7,
-                                "tool": 0.5, "function": 0.5}
-#: a role not listed above (a named speaker, a custom role)
-UNKNOWN_ROLE_TRUST = 0.7
-
-
-def default_trust(role: str | None) -> float:
-    return ROLE_TRUST.get((role or "").casefold(), UNKNOWN_ROLE_TRUST)
-
 
 def utcnow() -> datetime:
     return datetime.now(timezone.utc)
@@ -77,7 +66,7 @@ class EntryFilter:
     date_window: tuple[date, date] | None = None
     # archived entries (capacity, consolidation): False hides them, True shows only them, None both
     archived: bool | None = False
-    # governance (lifecycle/trust.py, lifecycle/permissions.py): entries below this trust, and
+    # governance (rules/trust.py, rules/permissions.py): entries below this trust, and
     # entries inside any of these scopes (each set field equal), are left out
     min_trust: float | None = None
     exclude_scopes: tuple[Scope, ...] = ()

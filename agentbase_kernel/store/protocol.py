@@ -1,9 +1,22 @@
-"""``Store``: everything the kernel asks of a database, and nothing more.
+"""The storage interface, split by role: what each part of the kernel asks of a database.
 
-``ingest/``, ``retrieve/`` and ``kernel.py`` type against this protocol only. ``SqliteStore``
-implements it on one SQLite file; a PostgreSQL + pgvector backend implements the same methods and
-runs the same contract suite (``tests/store/``). Backends raise the kernel's exceptions
-(``EntryNotFound``, ``InvalidArgument``, ``StorageError`` ...), never their driver's.
+Each role is a ``Protocol`` naming the methods one kind of caller needs, so a part of the kernel is
+typed against the role it uses and nothing more:
+
+    Transactional   transaction() and in_transaction: what every writing role shares
+    Maintenance     open / close / bulk_load, counts, integrity, reset, the FTS rebuild, stored traces
+    EntryStore      entries, their history, supersession, links, entities      (ingest, the kernel)
+    VectorStore     one vector per distinct text, and the embedder that made them   (ingest)
+    SearchIndex     full-text and vector legs, rids, turn neighbours, provenance, traces   (retrieve/)
+    SessionStore    sessions, messages and their links to entries              (ingest, the kernel)
+    RetentionStore  access counts, archival, per-scope capacity               (lifecycle/)
+    GovernanceStore the audit log, scope policies, conflicts                   (lifecycle/gate.py, the kernel)
+    PortableStore   export records, import them keeping ids and times         (portable/)
+
+``Store`` is their union: what a backend implements (SQLite, PostgreSQL + pgvector, and the
+in-memory reference store ``store/memory/``), checked by the contract suite in
+``agentbase_kernel.testing``. Backends raise the kernel's exceptions (``EntryNotFound``,
+``InvalidArgument``, ``StorageError`` ...), never their driver's.
 
 Entries have a string ``id`` and an integer ``rid`` (the backend's row number, increasing with
 insertion): the search legs return rids because they are cheap to pass around; ``entries_by_rid``
@@ -22,7 +35,8 @@ import numpy as np
 from ..records import Entry, HistoryEvent, Message, Provenance, Scope, Session, Trace
 from .base import EntryFilter
 
-__all__ = ["EntryRow", "MessageRow", "Store"]
+__all__ = ["EntryRow", "EntryStore", "GovernanceStore", "Maintenance", "MessageRow", "PortableStore", "RetentionStore",
+           "SearchIndex", "SessionStore", "Store", "Transactional", "VectorStore"]
 
 
 class EntryRow(TypedDict, total=False):
@@ -55,8 +69,8 @@ class EntryRow(TypedDict, total=False):
     valid_from: datetime | None
     expires_at: datetime | None
     dedup: bool  # False keeps equal texts as separate entries
-    importance: float | None  # [0, 1]; ingest fills it (lifecycle/importance.py)
-    trust: float  # provenance (lifecycle/trust.py): 0..1, the role's default unless the caller set it
+    importance: float | None  # [0, 1]; ingest fills it (rules/importance.py)
+    trust: float  # provenance (rules/trust.py): 0..1, the role's default unless the caller set it
     source: str | None  # the adapter or path that wrote it
     written_by: str | None  # the acting agent
 
@@ -72,18 +86,25 @@ class MessageRow(TypedDict, total=False):
     created_at: datetime | None
 
 
-class Store(Protocol):
-    """The storage interface. Every method is one atomic step; ``transaction()`` groups several."""
+class Transactional(Protocol):
+    """Several calls as one atomic write: what every writing role shares."""
 
-    # -- lifecycle -----------------------------------------------------------------------------
+    def transaction(self) -> AbstractContextManager[None]:
+        """Several calls as one atomic write; nested use is a savepoint."""
+
+    @property
+    def in_transaction(self) -> bool:
+        """True inside this thread's write transaction (what it writes may still roll back)."""
+
+
+class Maintenance(Protocol):
+    """Opening and closing the database, counting and checking it, wiping it."""
+
     def open(self) -> None:
         """Create or migrate the database; ``SchemaTooNew`` leaves a newer file untouched."""
 
     def close(self) -> None:
         """Release connections and caches. Safe to call twice."""
-
-    def transaction(self) -> AbstractContextManager[None]:
-        """Several calls as one atomic write; nested use is a savepoint."""
 
     def bulk_load(self) -> AbstractContextManager[None]:
         """Writes inside may leave index upkeep to the end of the block (a large import)."""
@@ -91,13 +112,6 @@ class Store(Protocol):
     def schema_version(self) -> int: ...
 
     def journal_mode(self) -> str: ...
-
-    @property
-    def vector_backend(self) -> str:
-        """How vectors are searched (``"sqlite-vec"``, ``"numpy"``, ``"pgvector"``)."""
-
-    def check_embedder(self, name: str, dim: int) -> None:
-        """Record the embedder on first use; ``EmbeddingMismatch`` for a different one later."""
 
     def meta(self) -> dict[str, str]:
         """The file's recorded facts (``embedding_model``, ``embedding_dim`` ...)."""
@@ -111,7 +125,15 @@ class Store(Protocol):
     def reset(self) -> None:
         """Delete every entry, session, message, link, trace and vector."""
 
-    # -- entries -------------------------------------------------------------------------------
+    def rebuild_fts(self) -> None: ...
+
+    def load_traces(self, scope: Scope, limit: int = 20) -> list[dict[str, Any]]:
+        """The most recent retrieval traces saved in exactly this scope, newest first."""
+
+
+class EntryStore(Transactional, Protocol):
+    """Entries: insert (exact dedup), read, change, delete, supersede, link, and their entities."""
+
     def insert_entry(self, row: EntryRow, *, history: bool = True) -> tuple[Entry, bool]:
         """Insert, or return the live exact duplicate of the same scope: ``(entry, inserted)``."""
 
@@ -120,14 +142,13 @@ class Store(Protocol):
 
     def get_entries(self, entry_ids: Iterable[str]) -> dict[str, Entry]: ...
 
-    def entries_by_rid(self, rids: Iterable[int]) -> dict[int, Entry]: ...
-
     def update_entry(self, entry_id: str, scope: Scope, changes: dict[str, Any], *,
                      actor: str | None = None) -> Entry:
         """Apply column changes (keys of ``EntryRow``); an UPDATE history event when ``l2_full``
         changes; ``DuplicateEntry`` if the new text is another live entry's in the same scope."""
 
-    def reinforce(self, entry_id: str, confidence: float) -> None: ...
+    def reinforce(self, entry_id: str, confidence: float) -> None:
+        """Raise an entry's confidence (an exact duplicate arrived); its ``updated_at`` stays."""
 
     def delete_entry(self, entry_id: str, scope: Scope, *, actor: str | None = None) -> Entry: ...
 
@@ -155,7 +176,16 @@ class Store(Protocol):
 
     def entity_graph(self, flt: EntryFilter, entity: str | None = None, limit: int = 200) -> dict[str, Any]: ...
 
-    # -- search --------------------------------------------------------------------------------
+    def append_search_context(self, entry_id: str, text: str) -> None:
+        """Add words to an entry's full-text context column (a turn that came after it)."""
+
+
+class VectorStore(Protocol):
+    """One vector per distinct text (keyed by content hash), and the embedder that made them."""
+
+    def check_embedder(self, name: str, dim: int) -> None:
+        """Record the embedder on first use; ``EmbeddingMismatch`` for a different one later."""
+
     def missing_vectors(self, hashes: Iterable[str]) -> set[str]: ...
 
     def vectors_for(self, hashes: Iterable[str]) -> dict[str, np.ndarray]: ...
@@ -165,30 +195,42 @@ class Store(Protocol):
     def hashes_without_vector(self) -> list[tuple[str, str]]:
         """``(content_hash, text)`` of every stored text that has no vector yet."""
 
-    def vector_search(self, query: np.ndarray, flt: EntryFilter, k: int) -> list[tuple[int, float]]:
-        """``(rid, cosine distance)`` nearest first, ties by rid, exact within the filter."""
+
+class SearchIndex(Protocol):
+    """What retrieval reads: the two recall legs, rids back to entries, the turns around a hit,
+    where a hit came from, and the trace it leaves. (``get_entries`` and ``vectors_for`` are
+    also ``EntryStore``'s and ``VectorStore``'s.)"""
+
+    @property
+    def vector_backend(self) -> str:
+        """How vectors are searched (``"sqlite-vec"``, ``"numpy"``, ``"pgvector"``)."""
 
     def fts_search(self, terms: list[str], flt: EntryFilter, k: int, *, per_term: int = 400) -> list[tuple[int, float]]:
         """``(rid, score)`` best first: BM25 with the IDF of the filtered scope."""
 
-    def rebuild_fts(self) -> None: ...
+    def vector_search(self, query: np.ndarray, flt: EntryFilter, k: int) -> list[tuple[int, float]]:
+        """``(rid, cosine distance)`` nearest first, ties by rid, exact within the filter."""
+
+    def entries_by_rid(self, rids: Iterable[int]) -> dict[int, Entry]: ...
+
+    def get_entries(self, entry_ids: Iterable[str]) -> dict[str, Entry]: ...
+
+    def vectors_for(self, hashes: Iterable[str]) -> dict[str, np.ndarray]: ...
 
     def neighbour_turn_hashes(self, rids: Iterable[int]) -> dict[int, tuple[str | None, str | None]]:
         """For each turn entry, the content hashes of the turns just before and after it."""
 
-    def session_neighbours(self, entry_ids: list[str], window: int, flt: EntryFilter) -> dict[str, list[str]]: ...
-
-    def session_linked(self, session_id: str, flt: EntryFilter, relation: str | None = None) -> list[str]: ...
+    def session_neighbours(self, entry_ids: list[str], window: int, flt: EntryFilter) -> dict[str, list[str]]:
+        """For each turn entry, the turn entries within ``window`` turns of it in its session."""
 
     def provenance(self, entry_ids: Iterable[str]) -> dict[str, list[Provenance]]: ...
 
-    def append_search_context(self, entry_id: str, text: str) -> None: ...
-
     def save_trace(self, trace: Trace, scope: Scope, result_ids: list[str], total_ms: float) -> None: ...
 
-    def load_traces(self, scope: Scope, limit: int = 20) -> list[dict[str, Any]]: ...
 
-    # -- sessions and messages -------------------------------------------------------------------
+class SessionStore(Transactional, Protocol):
+    """Sessions, their ordered messages, and the links from messages and sessions to entries."""
+
     def ensure_session(self, session_id: str, scope: Scope,
                        metadata: dict[str, Any] | None) -> tuple[Session, bool]:
         """The session, created in ``scope`` if missing: ``(session, created)``."""
@@ -205,7 +247,8 @@ class Store(Protocol):
 
     def insert_message(self, session_id: str, row: MessageRow, position: int | None = None) -> Message: ...
 
-    def attach_entry(self, message_id: str, entry_id: str, session_id: str, relation: str = "turn") -> None: ...
+    def attach_entry(self, message_id: str, entry_id: str, session_id: str, relation: str = "turn") -> None:
+        """Link a message's turn entry: ``message.entry_id``, its provenance and the session link."""
 
     def link_source(self, entry_id: str, message_id: str) -> None: ...
 
@@ -225,33 +268,17 @@ class Store(Protocol):
 
     def delete_messages(self, session_id: str, status: str | None = None) -> int: ...
 
-    # -- portable export / import (agentbase_kernel/portable/, docs/export-format.md) ------------
-    def export_records(self, flt: EntryFilter, *, vectors: bool = False,
-                       traces: bool = False) -> Iterable[tuple[str, dict[str, Any]]]:
-        """Every row ``flt`` reaches as ``(kind, fields)`` in import order, paged from one snapshot."""
 
-    def import_record(self, kind: str, fields: dict[str, Any]) -> str:
-        """Write one exported row keeping ids and times: ``"inserted"``, ``"updated"`` or ``"skipped"``."""
+class RetentionStore(Transactional, Protocol):
+    """What decides what a scope keeps: access counts, archival and per-scope capacity
+    (docs/lifecycle.md)."""
 
-    def restore_times(self, table: str, row_id: str, *, created_at: str | None = None,
-                      updated_at: str | None = None, history: list[dict[str, Any]] | None = None) -> None:
-        """Set an entry's or session's times after ingest wrote it; ``history`` replaces its events."""
-
-    # -- lifecycle: reinforcement and audit (agentbase_kernel/store/sqlite/lifecycle.py, docs/lifecycle.md)
     def bump_access(self, counts: dict[str, tuple[int, str]], reads: Sequence[dict[str, Any]] = ()) -> None:
         """Add access counts ``{id: (n, last ISO time)}`` and append read audit rows, in one write."""
 
     def access_stats(self, entry_ids: Iterable[str]) -> dict[str, tuple[int, datetime | None]]:
         """``{id: (access_count, last_accessed_at)}`` of the ids that were ever accessed."""
 
-    def configure_audit(self, enabled: bool, max_rows: int) -> None:
-        """Store the audit switch and size limit in the file; prune to the limit."""
-
-    def audit_rows(self, scope: Scope, *, since: datetime | None = None, until: datetime | None = None,
-                   kinds: Sequence[str] | None = None, limit: int | None = 100) -> list[dict[str, Any]]:
-        """Audit rows of a scope, newest first."""
-
-    # -- lifecycle: archival and capacity (store/sqlite/archive.py, docs/lifecycle.md) ------------
     def archive_entries(self, entry_ids: Sequence[str], *, reason: str, actor: str | None = None) -> list[str]:
         """Set ``archived_at`` (out of default reads and search) with an ARCHIVE history event and an
         ``archive`` audit row each; returns the ids that were live. Never deletes."""
@@ -271,11 +298,17 @@ class Store(Protocol):
     def set_scope_capacity(self, scope: Scope, max_items: int | None) -> None:
         """Set (``None``: remove) the capacity of exactly this scope."""
 
-    # -- governance: permissions, conflicts (agentbase_kernel/store/sqlite/governance.py, docs/lifecycle.md)
-    # ``EntryFilter.min_trust`` and ``EntryFilter.exclude_scopes`` apply to every filtered read.
-    @property
-    def in_transaction(self) -> bool:
-        """True inside this thread's write transaction (what it writes may still roll back)."""
+
+class GovernanceStore(Transactional, Protocol):
+    """The audit log, scope policies and conflicts (docs/lifecycle.md). ``EntryFilter.min_trust``
+    and ``EntryFilter.exclude_scopes`` apply to every filtered read of the other roles."""
+
+    def configure_audit(self, enabled: bool, max_rows: int) -> None:
+        """Store the audit switch and size limit in the file; prune to the limit."""
+
+    def audit_rows(self, scope: Scope, *, since: datetime | None = None, until: datetime | None = None,
+                   kinds: Sequence[str] | None = None, limit: int | None = 100) -> list[dict[str, Any]]:
+        """Audit rows of a scope, newest first."""
 
     def append_audit(self, kind: str, *, actor: str | None, scope: Scope, entry_ids: Sequence[str] = (),
                      detail: dict[str, Any] | None = None) -> None:
@@ -303,3 +336,24 @@ class Store(Protocol):
     def resolve_conflict(self, conflict_id: str, keep: str, *, actor: str | None) -> dict[str, Any]:
         """Supersede the side not kept by ``keep`` and close the conflict, atomically;
         ``InvalidArgument`` for an unknown or closed conflict or a ``keep`` not in it."""
+
+
+class PortableStore(Transactional, Protocol):
+    """Rows out and back in with their ids and times (``portable/``, docs/export-format.md)."""
+
+    def export_records(self, flt: EntryFilter, *, vectors: bool = False,
+                       traces: bool = False) -> Iterable[tuple[str, dict[str, Any]]]:
+        """Every row ``flt`` reaches as ``(kind, fields)`` in import order, paged from one snapshot."""
+
+    def import_record(self, kind: str, fields: dict[str, Any]) -> str:
+        """Write one exported row keeping ids and times: ``"inserted"``, ``"updated"`` or ``"skipped"``."""
+
+    def restore_times(self, table: str, row_id: str, *, created_at: str | None = None,
+                      updated_at: str | None = None, history: list[dict[str, Any]] | None = None) -> None:
+        """Set an entry's or session's times after ingest wrote it; ``history`` replaces its events."""
+
+
+class Store(Maintenance, EntryStore, VectorStore, SearchIndex, SessionStore, RetentionStore, GovernanceStore,
+            PortableStore, Protocol):
+    """Everything the kernel asks of a database: the union of the roles, what a backend implements.
+    Every method is one atomic step; ``transaction()`` groups several."""

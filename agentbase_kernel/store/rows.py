@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
-from ..lifecycle.importance import rule_importance
 from ..records import ContextType, Entry, Message, Scope, Session
+from ..rules.importance import rule_importance
 from .base import default_trust
 
 __all__ = ["ENTRY_FIELDS", "HISTORY_FIELDS", "JSON_ENTRY_FIELDS", "MESSAGE_FIELDS", "PAGE", "SESSION_FIELDS",
@@ -72,7 +72,7 @@ def complete_import_entry(values: dict[str, Any], rec: dict[str, Any],
         values["importance"] = rule_importance(
             category=values["category"], role=values["role"],
             derived=(rec.get("metadata") or {}).get("derived") == "fact", entities=len(rec.get("entities") or ()))
-    # provenance (lifecycle/trust.py): an export keeps its trust; older ones get their role's
+    # provenance (rules/trust.py): an export keeps its trust; older ones get their role's
     if values["trust"] is None:
         values["trust"] = default_trust(values["role"])
     values["source"] = values["source"] or "import"

@@ -11,7 +11,7 @@ import pytest
 from agentbase_kernel import Kernel
 from agentbase_kernel.config import Config
 from agentbase_kernel.errors import InvalidArgument
-from agentbase_kernel.lifecycle.importance import rule_importance
+from agentbase_kernel.rules.importance import rule_importance
 from agentbase_kernel.store.sqlite.migrations import MIGRATIONS
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import json
 from datetime import datetime, timezone
 
 import pytest
@@ -107,7 +109,10 @@ def test_commit_writes_summary_and_links(kernel):
     assert summary.session_id == "s" and summary.user_id == "u"
     session = kernel.get_session("s")
     assert session.committed_at is not None and session.summary_entry_id == summary.id
-    linked = kernel._store.session_linked("s", __import__("agentbase_kernel.store", fromlist=["EntryFilter"]).EntryFilter())
+    exported = io.StringIO()
+    kernel.export(exported)
+    linked = [record["entry_id"] for record in map(json.loads, exported.getvalue().splitlines())
+              if record["type"] == "session_entry" and record["session_id"] == "s"]
     turn_ids = {m.entry_id for m in kernel.list_messages("s")}
     assert turn_ids | {summary.id} <= set(linked)
 

@@ -28,6 +28,7 @@ from starlette.testclient import TestClient
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from agentbase_adapters._http_guard import (
+    KEY_SCOPE,
     HttpGuard,
     InvalidJson,
     Refusal,
@@ -337,6 +338,26 @@ def test_key_is_required_when_set() -> None:
     refused(keyed.get("/x", headers={"authorization": "Bearer ключ".encode()}), 401, "invalid_api_key")
     assert keyed.get("/x", headers={"authorization": "Bearer sk-right-key-123"}).status_code == 200
     assert keyed.get("/x", headers={"authorization": "bearer  sk-right-key-123 "}).status_code == 200
+
+
+def test_several_keys_each_pass_and_the_app_learns_which() -> None:
+    async def which(request: Request) -> JSONResponse:
+        return JSONResponse({"key": request.scope.get(KEY_SCOPE)})
+
+    keyed = client(HttpGuard(Starlette(routes=[Route("/x", which)]), api_key=["sk-alice-key-1", "sk-bob-key-22"]))
+    assert keyed.get("/x", headers={"authorization": "Bearer sk-alice-key-1"}).json() == {"key": "sk-alice-key-1"}
+    assert keyed.get("/x", headers={"authorization": "Bearer sk-bob-key-22"}).json() == {"key": "sk-bob-key-22"}
+    refused(keyed.get("/x", headers={"authorization": "Bearer sk-carol-key"}), 401, "invalid_api_key")
+    refused(keyed.get("/x"), 401, "missing_api_key")
+    with pytest.raises(ValueError, match="empty collection"):
+        HttpGuard(_echo_app(), api_key=[])
+
+
+def test_response_headers_go_on_every_answer_and_refusal() -> None:
+    guard = HttpGuard(_echo_app(), response_headers={"X-Frame-Options": "DENY"})
+    assert client(guard).get("/x").headers["x-frame-options"] == "DENY"
+    assert client(guard).get("/x", headers={"host": "evil.example"}).headers["x-frame-options"] == "DENY"
+    assert client(guard).get("/missing").headers["x-frame-options"] == "DENY"
 
 
 def test_without_a_key_only_loopback_peers_are_answered() -> None:

@@ -1,342 +1,51 @@
-"""The backend contract: what any ``Store`` must do, written against the protocol only.
+"""The backend contract (``agentbase_kernel.testing.StoreContractTests``) on every store here.
 
-Every test takes the parametrized ``store`` fixture (``conftest.py``), so a new backend runs the
-same assertions as SQLite. Rows are built here by hand, as ingest would build them.
+Each class gives the suite one backend: a fresh SQLite file in ``tmp_path``, a fresh database on
+the session's throwaway PostgreSQL server (tests/postgres/plugin.py; skipped with the reason only
+when the postgres extra is not installed), and the in-memory reference store.
 """
 
 from __future__ import annotations
 
-import hashlib
-from datetime import datetime, timedelta, timezone
-from typing import Any
+from collections.abc import Iterator
+from pathlib import Path
 
-import numpy as np
 import pytest
 
-from agentbase_kernel import DuplicateEntry, EntryNotFound, InvalidArgument, MessageNotFound, Scope, SessionNotFound
-from agentbase_kernel.store import EntryFilter, EntryRow, Store
-
-T0 = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
-
-
-def row(text: str, **fields: Any) -> EntryRow:
-    base: EntryRow = {"l2_full": text, "l0_abstract": text[:50], "l1_overview": text[:300],
-                      "content_hash": hashlib.md5(text.encode()).hexdigest(), "search_text": text.lower()}
-    base.update(fields)  # type: ignore[typeddict-item]
-    return base
-
-
-def unit(*values: float) -> np.ndarray:
-    v = np.asarray(values, dtype=np.float32)
-    return v / np.linalg.norm(v)
-
-
-def ids(entries: list[Any]) -> list[str]:
-    return [e.id for e in entries]
-
-
-# -- scopes and dedup -------------------------------------------------------------------------------
-
-
-def test_scopes_are_isolated(store: Store) -> None:
-    a, _ = store.insert_entry(row("tea", user_id="alice"))
-    b, _ = store.insert_entry(row("tea", user_id="bob"))
-    c, _ = store.insert_entry(row("tea", user_id="alice", agent_id="x"))
-    assert a.id != b.id != c.id
-    assert ids(store.list_entries(EntryFilter(scope=Scope(user_id="alice")))) == [a.id, c.id]
-    assert ids(store.list_entries(EntryFilter(scope=Scope(user_id="alice", agent_id="x")))) == [c.id]
-    assert store.count_entries(EntryFilter()) == 3
-    with pytest.raises(EntryNotFound):
-        store.get_entry(a.id, Scope(user_id="bob"))
-    assert store.get_entry(a.id, Scope(user_id="alice")).id == a.id
-
-
-def test_exact_duplicates_in_one_scope_are_one_entry(store: Store) -> None:
-    first, inserted = store.insert_entry(row("I like tea", user_id="u"))
-    again, inserted_again = store.insert_entry(row("I like tea", user_id="u"))
-    assert inserted and not inserted_again and again.id == first.id
-    kept, kept_inserted = store.insert_entry(row("I like tea", user_id="u", dedup=False))
-    assert kept_inserted and kept.id != first.id
-    assert store.count_entries(EntryFilter(scope=Scope(user_id="u"))) == 2
-
-
-def test_an_id_that_exists_is_invalid(store: Store) -> None:
-    store.insert_entry(row("one", id="fixed"))
-    with pytest.raises(InvalidArgument):
-        store.insert_entry(row("two", id="fixed"))
-
-
-def test_update_to_another_entrys_text_is_a_duplicate(store: Store) -> None:
-    a, _ = store.insert_entry(row("alpha", user_id="u"))
-    b, _ = store.insert_entry(row("beta", user_id="u"))
-    with pytest.raises(DuplicateEntry):
-        store.update_entry(b.id, Scope(user_id="u"), {"l2_full": "alpha", "content_hash": a.content_hash})
-
-
-# -- history, supersession, time ---------------------------------------------------------------------
-
-
-def test_history_records_add_update_delete(store: Store) -> None:
-    entry, _ = store.insert_entry(row("v1", user_id="u", role="user"))
-    updated = store.update_entry(entry.id, Scope(user_id="u"), {"l2_full": "v2", "content_hash": "h2"}, actor="me")
-    assert updated.l2_full == "v2" and updated.updated_at is not None
-    store.delete_entry(entry.id, Scope(user_id="u"))
-    events = store.history(entry.id)
-    assert [(e.event, e.old_value, e.new_value) for e in events] == [
-        ("ADD", None, "v1"), ("UPDATE", "v1", "v2"), ("DELETE", "v2", None)]
-    assert events[1].actor == "me"
-    with pytest.raises(EntryNotFound):
-        store.get_entry(entry.id)
-    assert store.history("no-such-id") == []
-
-
-def test_supersession_hides_the_old_fact_but_as_of_sees_it(store: Store) -> None:
-    scope = Scope(user_id="u")
-    old, _ = store.insert_entry(row("lives in Paris", user_id="u", subject_key="user:home", created_at=T0))
-    new, _ = store.insert_entry(row("lives in Rome", user_id="u", subject_key="user:home",
-                                    created_at=T0 + timedelta(days=10)))
-    assert ids(store.live_subject_entries(scope, "user:home", new.id)) == [old.id]
-    store.supersede(old.id, new.id, T0 + timedelta(days=10))
-    assert store.get_entry(old.id).superseded_by == new.id
-    assert ids(store.list_entries(EntryFilter(scope=scope))) == [new.id]
-    assert ids(store.list_entries(EntryFilter(scope=scope, include_invalid=True))) == [old.id, new.id]
-    assert ids(store.list_entries(EntryFilter(scope=scope, as_of=T0 + timedelta(days=5)))) == [old.id]
-    assert ids(store.list_entries(EntryFilter(scope=scope, as_of=T0 + timedelta(days=11)))) == [new.id]
-    assert store.live_subject_entries(scope, "user:home", new.id) == []
-
-
-def test_expired_entries_are_hidden_unless_asked_for(store: Store) -> None:
-    gone, _ = store.insert_entry(row("old news", user_id="u", expires_at=T0))
-    live, _ = store.insert_entry(row("fresh", user_id="u"))
-    assert ids(store.list_entries(EntryFilter(scope=Scope(user_id="u")))) == [live.id]
-    assert ids(store.list_entries(EntryFilter(scope=Scope(user_id="u"), include_expired=True))) == [gone.id, live.id]
-
-
-def test_since_and_until_bound_creation_time(store: Store) -> None:
-    made = [store.insert_entry(row(f"day {i}", user_id="u", created_at=T0 + timedelta(days=i)))[0] for i in range(4)]
-    flt = EntryFilter(scope=Scope(user_id="u"), since=T0 + timedelta(days=1), until=T0 + timedelta(days=2))
-    assert ids(store.list_entries(flt)) == [made[1].id, made[2].id]
-
-
-# -- filters and paging ---------------------------------------------------------------------------
-
-
-def test_field_and_metadata_filters(store: Store) -> None:
-    a, _ = store.insert_entry(row("a", user_id="u", category="pref", tags=["x", "y"], role="user",
-                                  metadata={"n": 1, "src": {"app": "chat"}}))
-    b, _ = store.insert_entry(row("b", user_id="u", category="fact", tags=["y"], role="assistant",
-                                  metadata={"n": 5, "src": {"app": "mail"}}))
-    c, _ = store.insert_entry(row("c", user_id="u", metadata={}))
-    scope = Scope(user_id="u")
-    assert ids(store.list_entries(EntryFilter(scope=scope, category="pref"))) == [a.id]
-    assert ids(store.list_entries(EntryFilter(scope=scope, tags=("y",)))) == [a.id, b.id]
-    assert ids(store.list_entries(EntryFilter(scope=scope, role="assistant"))) == [b.id]
-    assert ids(store.list_entries(EntryFilter(scope=scope, metadata={"n": {"gt": 2}}))) == [b.id]
-    assert ids(store.list_entries(EntryFilter(scope=scope, metadata={"src.app": "chat"}))) == [a.id]
-    assert ids(store.list_entries(EntryFilter(scope=scope, metadata={"n": {"ne": 1}}))) == [b.id, c.id]
-    assert ids(store.list_entries(EntryFilter(scope=scope, metadata={
-        "OR": [{"n": 1}, {"NOT": {"n": {"exists": True}}}]}))) == [a.id, c.id]
-    assert store.count_entries(EntryFilter(scope=scope, metadata={"n": {"in": [1, 5]}})) == 2
-    assert store.delete_entries(EntryFilter(scope=scope, metadata={"n": 5})) == 1
-    assert ids(store.list_entries(EntryFilter(scope=scope))) == [a.id, c.id]
-
-
-def test_list_pages_in_order(store: Store) -> None:
-    made = [store.insert_entry(row(f"n{i}", user_id="u"))[0].id for i in range(7)]
-    flt = EntryFilter(scope=Scope(user_id="u"))
-    pages = [ids(store.list_entries(flt, limit=3, offset=o)) for o in (0, 3, 6)]
-    assert [e for p in pages for e in p] == made
-    assert ids(store.list_entries(flt, limit=None, order="desc")) == made[::-1]
-    assert ids(store.list_entries(flt, limit=None, offset=5)) == made[5:]
-
-
-# -- transactions ---------------------------------------------------------------------------------
-
-
-def test_a_failed_transaction_writes_nothing(store: Store) -> None:
-    with pytest.raises(RuntimeError), store.transaction():
-        store.insert_entry(row("kept?", user_id="u"))
-        store.ensure_session("s", Scope(user_id="u"), None)
-        raise RuntimeError("boom")
-    assert store.count_entries(EntryFilter()) == 0
-    assert store.find_session("s") is None
-
-
-# -- sessions and messages ---------------------------------------------------------------------------
-
-
-def test_sessions_and_messages(store: Store) -> None:
-    session, created = store.ensure_session("s1", Scope(user_id="u"), {"topic": "tea"})
-    assert created and session.metadata == {"topic": "tea"} and session.scope.user_id == "u"
-    assert store.ensure_session("s1", Scope(user_id="other"), None)[1] is False
-    first = store.insert_message("s1", {"role": "user", "content": "hello", "metadata": {"k": 1}})
-    last = store.insert_message("s1", {"role": "assistant", "content": "hi", "payload": {"raw": [1]}})
-    middle = store.insert_message("s1", {"role": "user", "content": "between"}, position=1)
-    listed = store.list_messages("s1")
-    assert [m.id for m in listed] == [first.id, middle.id, last.id]
-    assert listed[2].payload == {"raw": [1]} and listed[0].metadata == {"k": 1}
-    assert [m.id for m in store.list_messages("s1", after=first.id)] == [middle.id, last.id]
-    assert [m.id for m in store.list_messages("s1", order="desc", limit=2)] == [last.id, middle.id]
-    with pytest.raises(MessageNotFound):
-        store.list_messages("s1", after="msg_nope")
-    assert store.update_message("s1", first.id, {"status": "archived"}).status == "archived"
-    assert store.count_messages("s1") == 3 and store.count_messages("s1", "archived") == 1
-    assert store.list_sessions(Scope(user_id="u"), None, 0)[0].id == "s1"
-    assert store.update_session("s1", metadata={"topic": "coffee"}, committed=True).committed_at is not None
-    with pytest.raises(SessionNotFound):
-        store.update_session("nope", metadata={})
-    assert store.list_messages("nope") == []
-
-
-def test_deleting_messages_deletes_the_entries_only_they_made(store: Store) -> None:
-    store.ensure_session("s", Scope(user_id="u"), None)
-    m1 = store.insert_message("s", {"role": "user", "content": "I adopted a dog"})
-    m2 = store.insert_message("s", {"role": "user", "content": "It is called Rex"})
-    turn1, _ = store.insert_entry(row("I adopted a dog", user_id="u", session_id="s"))
-    turn2, _ = store.insert_entry(row("It is called Rex", user_id="u", session_id="s"))
-    fact, _ = store.insert_entry(row("user has a dog named Rex", user_id="u"))
-    store.attach_entry(m1.id, turn1.id, "s")
-    store.attach_entry(m2.id, turn2.id, "s")
-    store.link_source(fact.id, m1.id)
-    store.link_source(fact.id, m2.id)
-    assert [p.message_id for p in store.provenance([fact.id])[fact.id]] == [m1.id, m2.id]
-    assert store.session_linked("s", EntryFilter()) == [turn1.id, turn2.id]
-    store.delete_message("s", m1.id)
-    assert store.get_entries([turn1.id, turn2.id, fact.id]).keys() == {turn2.id, fact.id}
-    store.delete_session("s")
-    assert store.get_entries([turn2.id, fact.id]) == {}
-    assert store.find_session("s") is None
-
-
-def test_neighbour_turns(store: Store) -> None:
-    store.ensure_session("s", Scope(user_id="u"), None)
-    turns = []
-    for text in ("what is it", "it is a kite", "nice"):
-        message = store.insert_message("s", {"role": "user", "content": text})
-        entry, _ = store.insert_entry(row(text, user_id="u", session_id="s"))
-        store.attach_entry(message.id, entry.id, "s")
-        turns.append(entry)
-    middle = store.get_entry(turns[1].id)
-    near = store.session_neighbours([middle.id], 1, EntryFilter())
-    assert near == {middle.id: [turns[0].id, turns[2].id]}
-    by_rid = {e.id: r for r, e in store.entries_by_rid(range(1, 1000)).items()}
-    assert store.neighbour_turn_hashes([by_rid[middle.id]]) == {
-        by_rid[middle.id]: (turns[0].content_hash, turns[2].content_hash)}
-
-
-# -- search -------------------------------------------------------------------------------------------
-
-
-def test_vectors_and_nearest_search(store: Store) -> None:
-    east, _ = store.insert_entry(row("east", user_id="u", category="dir"))
-    north, _ = store.insert_entry(row("north", user_id="u"))
-    other, _ = store.insert_entry(row("east too", user_id="v"))
-    assert store.missing_vectors([east.content_hash, north.content_hash]) == {east.content_hash, north.content_hash}
-    store.put_vectors([(east.content_hash, unit(1, 0, 0)), (north.content_hash, unit(0, 1, 0)),
-                       (other.content_hash, unit(1, 0, 0))])
-    assert store.missing_vectors([east.content_hash]) == set()
-    assert np.allclose(store.vectors_for([north.content_hash])[north.content_hash], unit(0, 1, 0))
-    hits = store.vector_search(unit(1, 0.1, 0), EntryFilter(scope=Scope(user_id="u")), 5)
-    by_rid = store.entries_by_rid([r for r, _ in hits])
-    assert [by_rid[r].id for r, _ in hits] == [east.id, north.id]
-    assert hits[0][1] < hits[1][1]
-    only = store.vector_search(unit(0, 1, 0), EntryFilter(scope=Scope(user_id="u"), category="dir"), 5)
-    assert [store.entries_by_rid([r])[r].id for r, _ in only] == [east.id]
-    assert store.vector_search(unit(1, 0, 0), EntryFilter(scope=Scope(user_id="u")), 0) == []
-    with pytest.raises(InvalidArgument):
-        store.vector_search(unit(1, 0), EntryFilter(scope=Scope(user_id="u")), 5)
-    assert store.hashes_without_vector() == []
-
-
-def test_full_text_search_ranks_within_the_scope(store: Store) -> None:
-    tea, _ = store.insert_entry(row("green tea every morning", user_id="u"))
-    store.insert_entry(row("coffee at noon", user_id="u"))
-    store.insert_entry(row("green tea too", user_id="v"))
-    hits = store.fts_search(["tea"], EntryFilter(scope=Scope(user_id="u")), 10)
-    assert [store.entries_by_rid([r])[r].id for r, _ in hits] == [tea.id]
-    assert store.fts_search([], EntryFilter(), 10) == []
-
-
-def test_stats_and_verify(store: Store) -> None:
-    store.insert_entry(row("one", user_id="u"))
-    entry, _ = store.insert_entry(row("two", user_id="u"))
-    store.supersede(entry.id, entry.id, T0)
-    store.ensure_session("s", Scope(), None)
-    store.insert_message("s", {"role": "user", "content": "x"})
-    assert store.stats() == {"entries": 2, "entries_valid": 1, "sessions": 1, "messages": 1, "vectors": 0}
-    report = store.verify()
-    assert report["ok"] and report["entries"] == 2 and report["texts_without_vector"] == 2
-    store.reset()
-    assert store.stats()["entries"] == 0
-
-
-def test_embedder_identity_is_kept(store: Store) -> None:
-    from agentbase_kernel import EmbeddingMismatch
-
-    store.check_embedder("model-a", 8)
-    store.check_embedder("model-a", 8)
-    with pytest.raises(EmbeddingMismatch):
-        store.check_embedder("model-b", 8)
-    with pytest.raises(EmbeddingMismatch):
-        store.check_embedder("model-a", 16)
-
-
-# -- governance: provenance, permissions, conflicts (issue 22 items 5, 6, 8) ------------------------
-
-
-def test_provenance_round_trips_and_filters_by_trust_and_excluded_scopes(store: Store) -> None:
-    high, _ = store.insert_entry(row("from the user", user_id="u", trust=1.0, source="mem0", written_by="bot"))
-    low, _ = store.insert_entry(row("from a tool", user_id="u", project_id="p1", trust=0.5))
-    assert (store.get_entry(high.id).trust, store.get_entry(high.id).source, store.get_entry(high.id).written_by) \
-        == (1.0, "mem0", "bot")
-    assert (low.trust, low.source, low.written_by) == (0.5, None, None)
-    assert ids(store.list_entries(EntryFilter(scope=Scope(user_id="u"), min_trust=0.8))) == [high.id]
-    # exclusion matches set ids only; entries with that id unset (NULL) stay
-    hidden = EntryFilter(scope=Scope(user_id="u"), exclude_scopes=(Scope(project_id="p1"),))
-    assert ids(store.list_entries(hidden)) == [high.id] and store.count_entries(hidden) == 1
-    found = store.entries_by_rid([rid for rid, _ in store.fts_search(["from"], hidden, 10)])
-    assert [e.id for e in found.values()] == [high.id]
-
-
-def test_policies_are_stored_replaced_and_deleted(store: Store) -> None:
-    assert store.policies() == []
-    store.set_policy("a", Scope(project_id="p1"), read=True, write=False)
-    store.set_policy("a", Scope(project_id="p1"), read=True, write=True)
-    store.set_policy("b", Scope(user_id="u", project_id="p1"), read=False, write=False)
-    rows = {(p["agent"], p["scope"], p["read"], p["write"]) for p in store.policies()}
-    assert rows == {("a", Scope(project_id="p1"), True, True), ("b", Scope(user_id="u", project_id="p1"), False, False)}
-    assert store.delete_policy("a", Scope(project_id="p1")) is True
-    assert store.delete_policy("a", Scope(project_id="p1")) is False
-    assert [p["agent"] for p in store.policies()] == ["b"]
-
-
-def test_conflicts_are_listed_resolved_and_closed(store: Store) -> None:
-    a, _ = store.insert_entry(row("User lives in Paris", user_id="u", subject_key="user:location"))
-    b, _ = store.insert_entry(row("User lives in Berlin", user_id="u", subject_key="user:location"))
-    cid = store.add_conflict(a, b, "same_time", "user:location")
-    (listed,) = store.list_conflicts(Scope(user_id="u"))
-    assert (listed["id"], listed["status"], listed["entry_ids"], listed["reason"]) == (cid, "open", [a.id, b.id],
-                                                                                        "same_time")
-    assert listed["texts"] == ["User lives in Paris", "User lives in Berlin"]
-    assert store.list_conflicts(Scope(user_id="v")) == []
-    assert [c["id"] for c in store.list_conflicts(Scope(), entry_ids=[b.id])] == [cid]
-    with pytest.raises(InvalidArgument):
-        store.resolve_conflict(cid, "not-a-side", actor=None)
-    done = store.resolve_conflict(cid, b.id, actor="alice")
-    assert (done["status"], done["kept"], done["actor"]) == ("resolved", b.id, "alice")
-    lost = store.get_entry(a.id)
-    assert lost.invalid_at is not None and lost.superseded_by == b.id
-    assert store.list_conflicts(Scope(user_id="u")) == []
-    assert [c["status"] for c in store.list_conflicts(Scope(user_id="u"), include_closed=True)] == ["resolved"]
-    with pytest.raises(InvalidArgument):
-        store.resolve_conflict(cid, b.id, actor=None)
-
-
-def test_kernel_written_audit_rows(store: Store) -> None:
-    store.append_audit("denied", actor="bot", scope=Scope(project_id="p1"), entry_ids=["e1"],
-                       detail={"operation": "find"})
-    (event,) = store.audit_rows(Scope(project_id="p1"), kinds=["denied"])
-    assert (event["actor"], event["entry_ids"], event["detail"]) == ("bot", ["e1"], {"operation": "find"})
-    assert store.in_transaction is False
-    with store.transaction():
-        assert store.in_transaction is True
+from agentbase_kernel.store import Store, open_store
+from agentbase_kernel.store.memory import MemoryStore
+from agentbase_kernel.testing import StoreContractTests
+
+
+class TestSqliteStore(StoreContractTests):
+    @pytest.fixture
+    def store(self, tmp_path: Path) -> Iterator[Store]:
+        opened = open_store(tmp_path / "contract.db")
+        yield opened
+        opened.close()
+
+    def open_again(self, store: Store) -> Store:
+        return open_store(store.path)  # type: ignore[attr-defined]
+
+
+class TestPostgresStore(StoreContractTests):
+    @pytest.fixture
+    def store(self, postgres_url: str) -> Iterator[Store]:
+        opened = open_store(postgres_url)
+        self.url = postgres_url
+        yield opened
+        opened.close()
+
+    def open_again(self, store: Store) -> Store:
+        return open_store(self.url)
+
+
+class TestMemoryStore(StoreContractTests):
+    """No second handle: the data lives in one object (``open_again`` stays ``None``)."""
+
+    @pytest.fixture
+    def store(self) -> Iterator[Store]:
+        opened = MemoryStore()
+        opened.open()
+        yield opened
+        opened.close()

@@ -24,7 +24,10 @@ from typing import Any
 from benchmarks.locomo import session_date, sessions_of, turn_text
 
 ROOT = Path(__file__).resolve().parents[2]
-SETS = {"locomo": Path("/work/shared/data/locomo_dev.json"), "assistant": ROOT / "benchmarks/data/assistant_dev.json"}
+SHARED = Path("/work/shared/data")
+SETS = {"locomo": SHARED / "locomo_dev.json", "assistant": ROOT / "benchmarks/data/assistant_dev.json",
+        "realtalk": SHARED / "realtalk_dev.json", "beam": SHARED / "beam100k_dev.json",
+        "pref_explicit": SHARED / "prefeval_explicit_dev.json", "pref_choice": SHARED / "prefeval_choice_dev.json"}
 KS = (1, 5, 10, 20)
 def load(name: str) -> list[dict[str, Any]]:
     return json.loads(SETS[name].read_text())
@@ -102,13 +105,17 @@ def score(rankings: list[tuple[dict[str, Any], set[str], list[list[str]]]]) -> d
             for key, ms in groups.items()}
 
 
-def run(kernel: Any, data: list[dict[str, Any]], retrieval: Any = None) -> tuple[dict, list]:
+def run(kernel: Any, data: list[dict[str, Any]], retrieval: Any = None,
+        scores: list[list[float]] | None = None) -> tuple[dict, list]:
+    """``scores``: a list to append each question's hit scores to (for comparing two runs exactly)."""
     refs = refs_of(data)
     rankings = []
     for sample, q, ev in questions(data):
         found = kernel.find(str(q["question"]), top_k=max(KS), user_id=sample, reference_time=refs[sample],
                             config=retrieval)
         rankings.append((q, ev, [dia_ids(h) for h in found]))
+        if scores is not None:
+            scores.append([h.score for h in found])
     return score(rankings), rankings
 
 
@@ -144,9 +151,14 @@ def main(argv: list[str]) -> None:
             print(f"{name}: {n} turns in {time.perf_counter() - t0:.0f} s")
             return
         changes = dict(a.split("=", 1) for a in argv[3:])
+        save = changes.pop("save", None)
         cfg = replace(kernel.config.retrieval, **{k: _value(v) for k, v in changes.items()}) if changes else None
-        table, _ = run(kernel, data, cfg)
+        scores: list[list[float]] = []
+        table, rankings = run(kernel, data, cfg, scores)
         show(name + (f" {changes}" if changes else ""), table)
+        if save:  # every question's ranking and scores, to check a refactor changes nothing
+            Path(save).write_text(json.dumps([{"q": q["question"], "ranked": r, "scores": sc}
+                                              for (q, _, r), sc in zip(rankings, scores)]))
 
 
 if __name__ == "__main__":

@@ -200,7 +200,7 @@ def m004_importance_archive(conn: Any) -> None:
     m007: ARCHIVE / RESTORE history events, and the UPDATE audit trigger telling archive and restore
     (with the event's actor and reason) from other updates. Existing entries get their rule-based
     importance from what is stored."""
-    from ...lifecycle.importance import rule_importance
+    from ...rules.importance import rule_importance
 
     conn.execute(
         """

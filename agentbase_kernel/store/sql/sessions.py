@@ -304,15 +304,3 @@ class SessionsMixin(EntriesMixin):
                     [row[0], row[1] - window, row[1] + window, entry_id, *args]).fetchall()
                 out[entry_id] = [r[0] for r in rows]
         return out
-
-    @mapped
-    def session_linked(self, session_id: str, flt: EntryFilter, relation: str | None = None) -> list[str]:
-        where, args = self.where_sql(flt)
-        sql = (f"SELECT e.id FROM session_entries s JOIN entries e ON e.id = s.entry_id "
-               f"WHERE s.session_id = ? AND {where}")
-        params = [session_id, *args]
-        if relation:
-            sql += " AND s.relation = ?"
-            params.append(relation)
-        with self.conns.read() as conn:
-            return [r[0] for r in conn.execute(sql + " ORDER BY e.rid", params)]

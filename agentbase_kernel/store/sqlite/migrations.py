@@ -244,10 +244,10 @@ def m007_importance_archive(conn: Any) -> None:
 
     ``entry_history`` is rebuilt to allow ARCHIVE / RESTORE events (SQLite cannot alter a CHECK);
     the audit triggers that read it are recreated, the UPDATE one telling archive and restore from
-    other updates. Existing entries get their rule-based importance (``lifecycle/importance.py``)
+    other updates. Existing entries get their rule-based importance (``rules/importance.py``)
     from what is stored: category, role, whether ingest derived it as a fact, its entity count.
     """
-    from ...lifecycle.importance import rule_importance
+    from ...rules.importance import rule_importance
 
     _add_columns(conn, "entries", {"importance": "REAL", "archived_at": "TEXT"})
     _run_tables(conn, CAPACITY_TABLE)
@@ -325,7 +325,7 @@ def m008_governance(conn: Any) -> None:
     """Provenance and trust on every entry, per-scope permission policies, and conflicts (issue 22
     items 5, 6, 8; ``store/sqlite/governance.py``, docs/lifecycle.md).
 
-    Existing entries get the trust their role implies (``lifecycle/trust.py``); the audit switch is
+    Existing entries get the trust their role implies (``rules/trust.py``); the audit switch is
     off while they are stamped, so the migration writes no audit row per entry. Idempotent: a file
     that already has the columns keeps their values.
     """

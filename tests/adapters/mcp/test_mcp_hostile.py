@@ -79,6 +79,47 @@ def test_bad_input_gets_our_message(target, tool, arguments, message):
     assert row_counts(path) == before
 
 
+def _exchange(db_location, frames: list[bytes], *, until: object) -> dict:
+    """Write ``frames`` to a fresh stdio server; its replies by id, read until one with id ``until``."""
+    params = launch(db_location, "--user-id", "alice")
+    proc = subprocess.Popen([params.command, *params.args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, cwd=str(ROOT), env=server_env())
+    replies: dict = {}
+    try:
+        proc.stdin.write(b"".join(frames))
+        proc.stdin.flush()
+        while until not in replies:
+            line = proc.stdout.readline()
+            assert line, "the server stopped answering"
+            message = json.loads(line)
+            replies.setdefault(message.get("id"), []).append(message)
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=60)
+    return replies
+
+
+_INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+
+
+def test_a_request_whose_id_is_not_a_string_or_integer_gets_invalid_request(db_location):
+    """JSON-RPC: an id that cannot be read is answered with -32600 and id null, never with silence.
+
+    The SDK's parser reads such a line as a notification (which gets no reply), so a client that
+    sent an object id would wait out its timeout.
+    """
+    bad_ids = [{"a": 1}, [1], 1.5, True, None]
+    frames = [json.dumps(_INIT).encode() + b"\n",
+              json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode() + b"\n",
+              *(json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/list"}).encode() + b"\n" for i in bad_ids),
+              json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/list"}).encode() + b"\n"]
+    replies = _exchange(db_location, frames, until=7)
+    assert [r["error"]["code"] for r in replies[None]] == [-32600] * len(bad_ids)
+    assert all("id must be a string or an integer" in r["error"]["message"] for r in replies[None])
+    assert replies[7][0]["result"]["tools"], "the server goes on answering"
+
+
 def test_broken_frames_on_stdio_get_a_json_rpc_error_and_the_server_goes_on(db_location):
     """Garbage, invalid UTF-8, deep nesting and a lone-surrogate escape on the wire, then a normal call.
 
@@ -100,21 +141,7 @@ def test_broken_frames_on_stdio_get_a_json_rpc_error_and_the_server_goes_on(db_l
               json.dumps({**call, "id": "deep", "params": {"name": "search_memories",
                                                            "arguments": {"query": "x", "filters": deep}}}).encode() + b"\n",
               json.dumps({**call, "id": 3}).replace("PLACEHOLDER", "fine after all that").encode() + b"\n"]
-    params = launch(db_location, "--user-id", "alice")
-    proc = subprocess.Popen([params.command, *params.args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, cwd=str(ROOT), env=server_env())
-    replies: dict = {}
-    try:
-        proc.stdin.write(b"".join(frames))
-        proc.stdin.flush()
-        while 3 not in replies:
-            line = proc.stdout.readline()
-            assert line, "the server stopped answering"
-            message = json.loads(line)
-            replies.setdefault(message.get("id"), []).append(message)
-    finally:
-        proc.stdin.close()
-        proc.wait(timeout=60)
+    replies = _exchange(db_location, frames, until=3)
     assert replies[99][0]["error"]["code"] == -32601
     assert [r["error"]["code"] for r in replies[None]] == [-32700, -32700, -32600, -32700]
     assert replies[1][0]["result"]["serverInfo"]["name"] == "agentbase"

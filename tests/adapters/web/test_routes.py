@@ -227,10 +227,34 @@ def test_guard_refuses_cross_origin_forms_and_foreign_hosts(copy_kernel):
     assert keyed.get("/", headers={"Authorization": "Bearer s3cret"}).status_code == 200
 
 
+def _framing_refused(response) -> bool:
+    csp = {d.strip().split(" ", 1)[0]: d.strip() for d in response.headers.get("content-security-policy", "").split(";")}
+    return (response.headers.get("x-frame-options") == "DENY" and csp.get("frame-ancestors") == "frame-ancestors 'none'"
+            and csp.get("default-src") == "default-src 'none'" and "script-src" not in csp
+            and csp.get("form-action") == "form-action 'self'" and response.headers.get("x-content-type-options") == "nosniff")
+
+
+def test_every_page_refuses_framing_and_scripts(copy_kernel):
+    """Clickjacking of the edit/delete forms: no page may be framed by another site, and the CSP
+    lets no script run (the pages have none), on pages, errors and the guard's refusals alike."""
+    kernel, ids = copy_kernel
+    client = _client(kernel, allow_edit=True)
+    pages = [href for href, _, _ in VIEWS] + [f"/memories/{ids['minimal']}", "/sessions/llama-chat", "/traces",
+                                              "/memories/no-such-id", "/sessions/no-such", "/nowhere"]
+    for path in pages:
+        r = client.get(path)
+        assert r.status_code in (200, 404), (path, r.status_code)
+        assert _framing_refused(r), (path, dict(r.headers))
+    posted = client.post(f"/memories/{ids['minimal']}/edit", data={"text": "edited"}, follow_redirects=False)
+    assert posted.status_code < 400 and _framing_refused(posted)
+    assert _framing_refused(client.get("/", headers={"Host": "evil.example:8080"}))  # a refusal of the guard
+
+
 def test_serve_and_main_refuse_bad_arguments(tmp_path, capsys):
     with pytest.raises(InvalidArgument, match="without an API key"):
         serve(tmp_path / "x.db", host="0.0.0.0")
-    assert main([]) == 2 and "usage: agentbase-web DB" in capsys.readouterr().err
+    assert main(["a.db", "1", "extra"]) == 2 and "usage: agentbase-web [DB [PORT]]" in capsys.readouterr().err
+    assert main([]) == 2 and f"no such file: {tmp_path / 'default.db'}" in capsys.readouterr().err  # $AGENTBASE_PATH
     assert main([str(tmp_path / "missing.db"), "8080"]) == 2 and "no such file" in capsys.readouterr().err
     assert main([str(tmp_path / "missing.db"), "port"]) == 2 and "PORT must be a number" in capsys.readouterr().err
 

@@ -20,10 +20,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InvalidArgument
-from ..store.base import ROLE_TRUST, UNKNOWN_ROLE_TRUST, default_trust
 
 __all__ = ["ROLE_TRUST", "SOURCES", "UNKNOWN_ROLE_TRUST", "Writer", "check_trust", "default_trust",
            "stamp", "writing_as"]
+
+#: the trust an entry gets from its role when the caller gives none (the backends use it too, for
+#: old files and old exports)
+ROLE_TRUST: dict[str, float] = {"user": 1.0, "human": 1.0, "system": 0.9, "assistant": 0.7, "ai": 0.7,
+                                "tool": 0.5, "function": 0.5}
+#: a role not listed above (a named speaker, a custom role)
+UNKNOWN_ROLE_TRUST = 0.7
+
+
+def default_trust(role: str | None) -> float:
+    return ROLE_TRUST.get((role or "").casefold(), UNKNOWN_ROLE_TRUST)
+
 
 #: the paths that write entries; any other non-empty name is accepted too
 SOURCES = ("kernel", "mem0", "langchain", "langgraph", "llamaindex", "openai", "minimal", "mcp", "cli", "import")

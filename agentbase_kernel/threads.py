@@ -1,11 +1,11 @@
-"""How every adapter is async: written once over the sync kernel, its async class derived from it.
+"""One way to be async: a class written once over blocking code gets its async twin by reference.
 
-Each async adapter holds its sync twin in ``self._sync`` and declares each method as
-``name = in_thread(SyncClass.name)``: the call runs in a worker thread (``asyncio.to_thread``),
-the way ``AgentBase`` runs ``Kernel``. Where a framework puts the async twins on the same class
-(LangGraph's ``abatch``) there is no ``_sync`` and the method runs on ``self``. The method object is referenced, not its name, so type
-checkers and readers follow the call. A method whose async form really differs (another signature,
-an awaited callback) is written by hand in the async class.
+An async class holds its sync twin in ``self._sync`` and declares each method as
+``name = in_thread(SyncClass.name)``; the call runs in a worker thread (``asyncio.to_thread``), so
+it never blocks the event loop. Where a framework puts the async twins on the same class
+(LangGraph's ``abatch``) there is no ``_sync`` and the method runs on ``self``. The method object
+is referenced, not its name, so type checkers and readers follow the call. ``AgentBase`` runs
+``Kernel`` this way, and every async adapter runs its sync adapter the same way.
 """
 
 from __future__ import annotations
@@ -14,26 +14,28 @@ import asyncio
 import functools
 from collections.abc import Awaitable, Callable, Coroutine
 from contextvars import ContextVar
-from typing import Any, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 __all__ = ["in_thread", "on_calling_loop"]
 
 _R = TypeVar("_R")
-
+_P = ParamSpec("_P")
 
 _calling_loop: ContextVar[asyncio.AbstractEventLoop | None] = ContextVar("agentbase_calling_loop", default=None)
 
 
-def in_thread(method: Callable[..., _R]) -> Callable[..., Coroutine[Any, Any, _R]]:
+def in_thread(method: Callable[Concatenate[Any, _P], _R]) -> Callable[Concatenate[Any, _P], Coroutine[Any, Any, _R]]:
     """The async twin of ``method``: awaits ``method(self._sync, ...)`` (or ``method(self, ...)``
-    when there is no ``_sync``) in a worker thread.
+    when there is no ``_sync``) in a worker thread, with the same parameters.
 
-    Typed ``Callable[..., _R]``: a ParamSpec cannot carry methods with ``**kwargs`` (mypy reads
-    ``self`` as a keyword there), and the return type is what callers need checked.
+    Usage::
+
+        class AsyncMemory:
+            search = in_thread(Memory.search)   # async def search(self, query, ...) -> Memory.search's type
     """
 
     @functools.wraps(method)
-    async def run(self: Any, *args: Any, **kwargs: Any) -> _R:
+    async def run(self: Any, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         token = _calling_loop.set(asyncio.get_running_loop())
         try:
             return await asyncio.to_thread(method, getattr(self, "_sync", self), *args, **kwargs)

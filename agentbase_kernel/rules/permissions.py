@@ -1,4 +1,5 @@
-"""Per-scope permissions: which agents may read or write which scopes.
+"""Per-scope permissions: which agents may read or write which scopes (the rule; ``lifecycle/gate.py``
+enforces it for one acting agent).
 
 A policy says that ``agent`` may (or may not) read and write the entries, sessions and messages of
 a scope pattern (e.g. ``project_id="p1"``, or ``agent_id="a", project_id="p1"``). A scope with at
@@ -28,7 +29,7 @@ from typing import Any
 
 from ..records import Scope
 
-__all__ = ["Gate", "Policy", "Verdict", "Verdicts", "judge"]
+__all__ = ["Policy", "Verdict", "Verdicts", "judge", "policy_of"]
 
 _FIELDS = ("user_id", "agent_id", "project_id", "session_id")
 
@@ -108,60 +109,3 @@ class Verdicts:
                 if self._rows is rows and len(self._memo) < self._MAX:  # still the list it was judged on
                     self._memo[key] = verdict
         return verdict
-
-
-class Gate:
-    """Enforces the file's policies for one acting agent (``None``: the owner, never restricted).
-
-    Each check reads the policy table (one indexed read of a small table), so a grant or revoke
-    by any process applies to the next call everywhere. Denials are audited (kind ``denied``).
-    """
-
-    def __init__(self, store: Any, agent: str | None, *, audit: bool, queue: Any = None,
-                 verdicts: Verdicts | None = None) -> None:
-        self.store = store
-        self.agent = agent
-        self.audit = audit
-        self.verdicts = verdicts
-        self.queue = queue  # the Reinforcer: writes audit rows once a caller's transaction is over
-
-    def check(self, access: str, scope: Scope, operation: str, *, exact: bool = False, whole: bool = False,
-              entry_ids: Sequence[str] = ()) -> tuple[Scope, ...]:
-        """The patterns to leave out of this call; ``PermissionDenied`` when it may not run at all.
-
-        ``whole``: the call cannot leave rows out (an export, a reset), so any pattern it would
-        reach without access denies it.
-        """
-        if self.agent is None:
-            return ()
-        rows = self.store.policies()
-        if not rows:
-            return ()
-        agent = self.agent
-
-        def compute() -> Verdict:
-            return judge([policy_of(r) for r in rows], agent, scope, access, exact=exact)
-
-        verdict = (self.verdicts.get(rows, (agent, scope, access, exact), compute) if self.verdicts is not None
-                   else compute())
-        denied = verdict.denied_by or (verdict.excluded[0] if whole and verdict.excluded else None)
-        if denied is not None:
-            self.deny(access, scope, operation, denied, entry_ids)
-        return verdict.excluded
-
-    def deny(self, access: str, scope: Scope, operation: str, pattern: Scope | None,
-             entry_ids: Sequence[str] = ()) -> None:
-        """Audit the denial, then raise ``PermissionDenied``."""
-        from ..errors import PermissionDenied
-
-        where = ", ".join(f"{k}={v!r}" for k, v in (pattern or scope).as_dict().items()) or "the whole file"
-        if self.audit:
-            row = {"actor": self.agent, "scope": scope, "entry_ids": list(entry_ids),
-                   "detail": {"operation": operation, "access": access, "policy_scope": (pattern or Scope()).as_dict()}}
-            if self.queue is not None and self.store.in_transaction:
-                # the PermissionDenied will roll the caller's transaction back, and a row written in it
-                self.queue.queue_audit("denied", **row)
-            else:
-                self.store.append_audit("denied", **row)
-        raise PermissionDenied(f"Agent {self.agent!r} may not {access} {where} ({operation})", agent=self.agent,
-                               access=access, scope=(pattern or scope).as_dict(), operation=operation)
