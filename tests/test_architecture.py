@@ -167,6 +167,21 @@ def test_the_backend_neutral_store_modules_name_no_backend() -> None:
         assert not any(_inside(m, f"{KERNEL}.store.sqlite", "sqlite3", "sqlean") for m in modules), name
 
 
+SQLITE, POSTGRES, SQL = f"{KERNEL}.store.sqlite", f"{KERNEL}.store.postgres", f"{KERNEL}.store.sql"
+DRIVERS = ("sqlite3", "sqlean", "pysqlite3", "sqlite_vec", "psycopg", "pgvector")
+
+
+@pytest.mark.parametrize(("package", "forbidden"), [
+    ("store/sqlite", (POSTGRES,)),
+    ("store/postgres", (SQLITE,)),
+    ("store/sql", (SQLITE, POSTGRES, *DRIVERS)),
+], ids=["sqlite-not-postgres", "postgres-not-sqlite", "sql-core-no-backend"])
+def test_backends_stand_apart_on_the_sql_core(package: str, forbidden: tuple[str, ...]) -> None:
+    """Each backend builds on ``store/sql`` and never on the other backend; the core names neither, nor a driver."""
+    assert sources(f"{KERNEL}/{package}"), package  # the rule sees files, so it cannot pass vacuously
+    assert _violations(f"{KERNEL}/{package}", forbidden) == []
+
+
 def test_adapters_import_only_public_kernel_names() -> None:
     public = {*agentbase_kernel.__all__, "__version__"}
     bad = []

@@ -12,9 +12,8 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ...errors import InvalidArgument
 from ...records import Entry, Scope
-from ..rows import scope_key
+from ..rows import conflict_loser, scope_key
 from .core import SqlCore, mapped
 
 __all__ = ["AUDIT_ON", "GovernanceMixin"]
@@ -151,16 +150,7 @@ class GovernanceMixin(SqlCore):
         with self.conns.write() as conn:
             conn.execute(f"SELECT 1 FROM conflicts WHERE id = ?{d.for_update}", (conflict_id,))
             found = self.list_conflicts(Scope(), include_closed=True, conflict_id=conflict_id)
-            if not found:
-                raise InvalidArgument(f"No conflict with id {conflict_id!r}", param="conflict_id")
-            conflict = found[0]
-            if conflict["status"] != "open":
-                raise InvalidArgument(f"Conflict {conflict_id!r} is already {conflict['status']}",
-                                      param="conflict_id", code="conflict_closed")
-            if keep not in conflict["entry_ids"]:
-                raise InvalidArgument(f"keep must be one of the conflict's entries {conflict['entry_ids']}, "
-                                      f"got {keep!r}", param="keep")
-            loser = next(e for e in conflict["entry_ids"] if e != keep)
+            conflict, loser = conflict_loser(found, conflict_id, keep)
             now = d.now()
             conn.execute("UPDATE entries SET invalid_at = ?, superseded_by = ?, updated_at = ? WHERE id = ?",
                          (now, keep, now, loser))

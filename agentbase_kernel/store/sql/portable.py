@@ -10,7 +10,6 @@ filtered out or deduplicated away is skipped instead of breaking a foreign key.
 
 from __future__ import annotations
 
-import re
 from abc import abstractmethod
 from collections.abc import Iterator
 from typing import Any
@@ -19,18 +18,8 @@ import numpy as np
 
 from ...errors import InvalidArgument
 from ...records import Scope
-from ..base import EntryFilter, iso, parse_iso
-from ..rows import (
-    ENTRY_FIELDS,
-    HISTORY_FIELDS,
-    JSON_ENTRY_FIELDS,
-    MESSAGE_FIELDS,
-    PAGE,
-    SESSION_FIELDS,
-    TIME_FIELDS,
-    complete_import_entry,
-    export_entry_record,
-)
+from .. import rows
+from ..base import EntryFilter
 from ..vectors import decode
 from .core import mapped
 from .entities import EntitiesMixin
@@ -38,25 +27,11 @@ from .traces import TRACE_COLS, TracesMixin
 
 __all__ = ["PortableMixin"]
 
-_OURS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00")
 # free text columns (PostgreSQL stores them escaped) and JSON columns among the exported fields
 _TEXTS = frozenset({"l0_abstract", "l1_overview", "l2_full", "search_text", "search_context", "old_value",
                     "new_value", "content"})
-_JSON = frozenset({*JSON_ENTRY_FIELDS, "payload"})
+_JSON = frozenset({*rows.JSON_ENTRY_FIELDS, "payload"})
 
-
-def _time(value: Any, name: str) -> str | None:
-    """Our fixed-width UTC text, from any ISO 8601 string with an offset (or none, read as UTC)."""
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise InvalidArgument(f"{name} must be an ISO 8601 string, got {value!r:.80}")
-    if _OURS.fullmatch(value):  # already in our form (every agentbase export): skip the round trip
-        return value
-    try:
-        return iso(parse_iso(value))
-    except ValueError:
-        raise InvalidArgument(f"{name} is not an ISO 8601 time: {value!r:.80}") from None
 
 
 class PortableMixin(EntitiesMixin, TracesMixin):
@@ -80,15 +55,15 @@ class PortableMixin(EntitiesMixin, TracesMixin):
     def _out(self, rec: dict[str, Any]) -> dict[str, Any]:
         """A row's fields as the export format has them: times as ISO text, JSON as data, texts as given."""
         d = self.dialect
-        return {k: (d.iso(v) if k in TIME_FIELDS else d.data(v) if k in _JSON and v is not None
+        return {k: (d.iso(v) if k in rows.TIME_FIELDS else d.data(v) if k in _JSON and v is not None
                     else d.text_out(v) if k in _TEXTS else v) for k, v in rec.items()}
 
     def _in(self, rec: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
         """``names`` of an exported record as parameters (times checked, texts as stored); JSON stays data."""
         d = self.dialect
         values = {k: rec.get(k) for k in names}
-        return {k: (d.time(_time(v, k)) if k in TIME_FIELDS else d.text(v) if k in _TEXTS and isinstance(v, str)
-                    else v) for k, v in values.items()}
+        return {k: (d.time(rows.export_time(v, k)) if k in rows.TIME_FIELDS
+                    else d.text(v) if k in _TEXTS and isinstance(v, str) else v) for k, v in values.items()}
 
     # -- export ----------------------------------------------------------------------------------
     def _session_where(self, scope: Scope, alias: str = "s") -> tuple[str, list[Any]]:
@@ -108,11 +83,11 @@ class PortableMixin(EntitiesMixin, TracesMixin):
         parameter and ``LIMIT ?`` as its last), page by page."""
         last = start
         while True:
-            rows = conn.execute(sql, [last, *args, PAGE]).fetchall()
-            yield from rows
-            if len(rows) < PAGE:
+            page = conn.execute(sql, [last, *args, rows.PAGE]).fetchall()
+            yield from page
+            if len(page) < rows.PAGE:
                 return
-            last = rows[-1][0]
+            last = page[-1][0]
 
     def export_records(self, flt: EntryFilter, *, vectors: bool = False,
                        traces: bool = False) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -125,10 +100,10 @@ class PortableMixin(EntitiesMixin, TracesMixin):
                 yield from self._export_entities(conn, where, wargs)
                 yield from self._export_entries(conn, where, wargs)
                 if everything:
-                    for row in self._pages(conn, "SELECT h.seq, h.entry_id, " + ", ".join(f"h.{c}" for c in HISTORY_FIELDS)
+                    for row in self._pages(conn, "SELECT h.seq, h.entry_id, " + ", ".join(f"h.{c}" for c in rows.HISTORY_FIELDS)
                                            + " FROM entry_history h WHERE h.seq > ? AND NOT EXISTS "
                                            "(SELECT 1 FROM entries x WHERE x.id = h.entry_id) ORDER BY h.seq LIMIT ?", []):
-                        yield "history", self._out({"entry_id": row[1], **dict(zip(HISTORY_FIELDS, row[2:]))})
+                        yield "history", self._out({"entry_id": row[1], **dict(zip(rows.HISTORY_FIELDS, row[2:]))})
                 if vectors:
                     for h, vec in self._pages(conn, "SELECT v.content_hash, v.vector FROM embeddings v "
                                               "WHERE v.content_hash > ? AND EXISTS (SELECT 1 FROM entries e WHERE "
@@ -136,14 +111,14 @@ class PortableMixin(EntitiesMixin, TracesMixin):
                                               "ORDER BY v.content_hash LIMIT ?", wargs, start=""):
                         yield "vector", {"content_hash": h, "vector": self._vector_bytes(vec)}
                 order = self.dialect.row_order
-                for row in self._pages(conn, f"SELECT s.{order}, " + ", ".join(f"s.{c}" for c in SESSION_FIELDS)
+                for row in self._pages(conn, f"SELECT s.{order}, " + ", ".join(f"s.{c}" for c in rows.SESSION_FIELDS)
                                        + f" FROM sessions s WHERE s.{order} > ? AND {swhere} ORDER BY s.{order} LIMIT ?",
                                        sargs):
-                    yield "session", self._out(dict(zip(SESSION_FIELDS, row[1:])))
-                for row in self._pages(conn, "SELECT m.rid, " + ", ".join(f"m.{c}" for c in MESSAGE_FIELDS)
+                    yield "session", self._out(dict(zip(rows.SESSION_FIELDS, row[1:])))
+                for row in self._pages(conn, "SELECT m.rid, " + ", ".join(f"m.{c}" for c in rows.MESSAGE_FIELDS)
                                        + " FROM messages m JOIN sessions s ON s.id = m.session_id "
                                        f"WHERE m.rid > ? AND {swhere} ORDER BY m.rid LIMIT ?", sargs):
-                    yield "message", self._out(dict(zip(MESSAGE_FIELDS, row[1:])))
+                    yield "message", self._out(dict(zip(rows.MESSAGE_FIELDS, row[1:])))
                 dwhere, _ = self.where_sql(flt, "d")
                 yield from self._export_links(conn, where, wargs, dwhere, swhere, sargs)
                 if traces:
@@ -163,20 +138,20 @@ class PortableMixin(EntitiesMixin, TracesMixin):
 
     def _export_entries(self, conn: Any, where: str, wargs: list[Any]) -> Iterator[tuple[str, dict[str, Any]]]:
         d = self.dialect
-        cols = ", ".join(f"e.{c}" for c in ENTRY_FIELDS)
+        cols = ", ".join(f"e.{c}" for c in rows.ENTRY_FIELDS)
         sql = (f"SELECT e.rid, {cols}, e.dedup_key = e.content_hash FROM entries e WHERE e.rid > ? AND {where} "
                "ORDER BY e.rid LIMIT ?")
         last = 0
         while True:
-            rows = conn.execute(sql, [last, *wargs, PAGE]).fetchall()
-            if not rows:
+            page = conn.execute(sql, [last, *wargs, rows.PAGE]).fetchall()
+            if not page:
                 return
-            last = rows[-1][0]
-            ids = [r[1] for r in rows]
+            last = page[-1][0]
+            ids = [r[1] for r in page]
             history: dict[str, list[dict[str, Any]]] = {}
-            for h in self.select_in(conn, f"SELECT entry_id, {', '.join(HISTORY_FIELDS)} FROM entry_history "
+            for h in self.select_in(conn, f"SELECT entry_id, {', '.join(rows.HISTORY_FIELDS)} FROM entry_history "
                                           "WHERE {in} ORDER BY seq", "entry_id", ids):
-                history.setdefault(h[0], []).append(self._out(dict(zip(HISTORY_FIELDS, h[1:]))))
+                history.setdefault(h[0], []).append(self._out(dict(zip(rows.HISTORY_FIELDS, h[1:]))))
             entities: dict[str, list[list[str]]] = {}
             for entry_id, norm, label in self.select_in(
                     conn, "SELECT ee.entry_id, n.norm, n.label FROM entity_entries ee JOIN entities n ON n.id = ee.entity_id "
@@ -188,10 +163,10 @@ class PortableMixin(EntitiesMixin, TracesMixin):
                     "JOIN entities a ON a.id = l.a JOIN entities b ON b.id = l.b WHERE {in}", "l.entry_id", ids):
                 pair = sorted([[an, al], [bn, bl]])
                 links.setdefault(entry_id, []).append([*pair, d.iso(at)])
-            for row in rows:
-                rec = self._out(dict(zip(ENTRY_FIELDS, row[1:-1])))
-                yield "entry", export_entry_record(rec, row[-1], history, entities, links)
-            if len(rows) < PAGE:
+            for row in page:
+                rec = self._out(dict(zip(rows.ENTRY_FIELDS, row[1:-1])))
+                yield "entry", rows.export_entry_record(rec, row[-1], history, entities, links)
+            if len(page) < rows.PAGE:
                 return
 
     def _export_links(self, conn: Any, where: str, wargs: list[Any], dwhere: str, swhere: str,
@@ -236,24 +211,33 @@ class PortableMixin(EntitiesMixin, TracesMixin):
         with self.conns.write() as conn:
             return str(handler(conn, fields))
 
+    def _update_if_newer(self, conn: Any, table: str, values: dict[str, Any]) -> str:
+        """Overwrite the row of ``table`` with ``values["id"]`` when ``values`` were updated later:
+        ``"updated"``, ``"skipped"`` (ours is as new or newer), or ``"missing"`` (no such row)."""
+        existing = conn.execute(f"SELECT updated_at FROM {table} WHERE id = ?", (values["id"],)).fetchone()
+        if existing is None:
+            return "missing"
+        if values["updated_at"] <= existing[0]:
+            return "skipped"
+        sets = {k: v for k, v in values.items() if k != "id"}
+        conn.execute(f"UPDATE {table} SET {', '.join(f'{k} = ?' for k in sets)} WHERE id = ?",
+                     [*sets.values(), values["id"]])
+        return "updated"
+
     def _import_entity(self, conn: Any, rec: dict[str, Any]) -> str:
         cur = conn.execute("INSERT INTO entities (norm, label, text) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                            (rec["norm"], rec["label"], rec["text"]))
         return "inserted" if cur.rowcount else "skipped"
 
     def _import_entry(self, conn: Any, rec: dict[str, Any]) -> str:
-        values = self._in(rec, ENTRY_FIELDS)
-        complete_import_entry(values, rec, self.dialect.json)
-        existing = conn.execute("SELECT updated_at FROM entries WHERE id = ?", (values["id"],)).fetchone()
-        if existing is not None:
-            if values["updated_at"] <= existing[0]:
-                return "skipped"
-            sets = {k: v for k, v in values.items() if k != "id"}
-            conn.execute(f"UPDATE entries SET {', '.join(f'{k} = ?' for k in sets)} WHERE id = ?",
-                         [*sets.values(), values["id"]])
+        values = self._in(rec, rows.ENTRY_FIELDS)
+        rows.complete_import_entry(values, rec, self.dialect.json)
+        outcome = self._update_if_newer(conn, "entries", values)
+        if outcome == "skipped":
+            return outcome
+        if outcome == "updated":
             conn.execute("DELETE FROM entity_entries WHERE entry_id = ?", (values["id"],))
             conn.execute("DELETE FROM entity_links WHERE entry_id = ?", (values["id"],))
-            outcome = "updated"
         else:
             cols = ", ".join(values)
             cur = conn.execute(f"INSERT INTO entries ({cols}) VALUES ({', '.join('?' * len(values))}) "
@@ -272,7 +256,7 @@ class PortableMixin(EntitiesMixin, TracesMixin):
             ids = sorted([self._entity_id(conn, *a), self._entity_id(conn, *b)])
             conn.execute("INSERT INTO entity_links (a, b, entry_id, observed_at) VALUES (?, ?, ?, ?) "
                          "ON CONFLICT DO NOTHING",
-                         (*ids, values["id"], self.dialect.time(_time(observed_at, "observed_at"))))
+                         (*ids, values["id"], self.dialect.time(rows.export_time(observed_at, "observed_at"))))
         return outcome
 
     def _insert_history(self, conn: Any, entry_id: str, event: dict[str, Any]) -> bool:
@@ -302,17 +286,12 @@ class PortableMixin(EntitiesMixin, TracesMixin):
         return entry_id if conn.execute("SELECT 1 FROM entries WHERE id = ?", (entry_id,)).fetchone() else None
 
     def _import_session(self, conn: Any, rec: dict[str, Any]) -> str:
-        values = self._in(rec, SESSION_FIELDS)
+        values = self._in(rec, rows.SESSION_FIELDS)
         values["metadata"] = self.dialect.json(values["metadata"] or {})
         values["summary_entry_id"] = self._entry_or_none(conn, values["summary_entry_id"])
-        existing = conn.execute("SELECT updated_at FROM sessions WHERE id = ?", (values["id"],)).fetchone()
-        if existing is not None:
-            if values["updated_at"] <= existing[0]:
-                return "skipped"
-            sets = {k: v for k, v in values.items() if k != "id"}
-            conn.execute(f"UPDATE sessions SET {', '.join(f'{k} = ?' for k in sets)} WHERE id = ?",
-                         [*sets.values(), values["id"]])
-            return "updated"
+        outcome = self._update_if_newer(conn, "sessions", values)
+        if outcome != "missing":
+            return outcome
         conn.execute(f"INSERT INTO sessions ({', '.join(values)}) VALUES ({', '.join('?' * len(values))})",
                      list(values.values()))
         return "inserted"
@@ -331,7 +310,7 @@ class PortableMixin(EntitiesMixin, TracesMixin):
                      "created_at, entry_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                      (rec["id"], rec["session_id"], seq, rec["role"], d.text(rec["content"]), rec.get("name"),
                       d.json(rec.get("metadata") or {}), None if rec.get("payload") is None else d.json(rec["payload"]),
-                      rec.get("status") or "active", d.time(_time(rec["created_at"], "created_at")),
+                      rec.get("status") or "active", d.time(rows.export_time(rec["created_at"], "created_at")),
                       self._entry_or_none(conn, rec.get("entry_id"))))
         return "inserted"
 
@@ -355,7 +334,7 @@ class PortableMixin(EntitiesMixin, TracesMixin):
                            "WHERE EXISTS (SELECT 1 FROM entries WHERE id = ?) AND EXISTS (SELECT 1 FROM entries "
                            "WHERE id = ?) ON CONFLICT DO NOTHING",
                            (rec["src"], rec["dst"], rec["relation"],
-                            self.dialect.time(_time(rec["created_at"], "created_at")), rec["src"], rec["dst"]))
+                            self.dialect.time(rows.export_time(rec["created_at"], "created_at")), rec["src"], rec["dst"]))
         return "inserted" if cur.rowcount else "skipped"
 
     def _import_trace(self, conn: Any, rec: dict[str, Any]) -> str:
@@ -363,7 +342,7 @@ class PortableMixin(EntitiesMixin, TracesMixin):
         inserted = self._insert_trace(conn, rec["id"], rec["query"], rec.get("scope") or {}, rec.get("intents") or [],
                                       rec.get("degrade_reason"), rec.get("result_ids") or [],
                                       float(rec.get("total_ms") or 0.0),
-                                      self.dialect.time(_time(rec["created_at"], "created_at")), steps)
+                                      self.dialect.time(rows.export_time(rec["created_at"], "created_at")), steps)
         return "inserted" if inserted else "skipped"
 
     @mapped
@@ -374,7 +353,7 @@ class PortableMixin(EntitiesMixin, TracesMixin):
         if table not in ("entries", "sessions"):
             raise InvalidArgument(f"restore_times takes 'entries' or 'sessions', got {table!r}")
         with self.conns.write() as conn:
-            sets = {k: self.dialect.time(_time(v, k)) for k, v in (("created_at", created_at), ("updated_at", updated_at))
+            sets = {k: self.dialect.time(rows.export_time(v, k)) for k, v in (("created_at", created_at), ("updated_at", updated_at))
                     if v}
             if sets:
                 conn.execute(f"UPDATE {table} SET {', '.join(f'{k} = ?' for k in sets)} WHERE id = ?",

@@ -184,6 +184,25 @@ def m005_injective_scope_keys(conn: Any) -> None:
 # the time SQL triggers stamp, in the fixed-width format of ``store.base.iso`` (milliseconds)
 _NOW = "strftime('%Y-%m-%dT%H:%M:%f000+00:00', 'now')"
 _AUDIT_ON = "coalesce((SELECT value FROM meta WHERE key = 'audit_enabled'), '1') = '1'"
+# the actor of an update and of a delete, read from the history event each writes (m006; m007
+# makes them again after rebuilding entry_history)
+_AUDIT_HISTORY_AND_DELETE = f"""
+        -- update_entry writes its history event (with the actor) after the UPDATE statement
+        CREATE TRIGGER IF NOT EXISTS audit_history_update AFTER INSERT ON entry_history
+            WHEN new.event = 'UPDATE' AND {_AUDIT_ON} BEGIN
+            UPDATE audit_log SET actor = new.actor
+            WHERE seq = (SELECT max(seq) FROM audit_log WHERE kind = 'update'
+                         AND entry_ids = json_array(new.entry_id));
+        END;
+        -- deletes write their DELETE history event (with the actor) just before the row goes
+        CREATE TRIGGER IF NOT EXISTS audit_entries_ad AFTER DELETE ON entries WHEN {_AUDIT_ON} BEGIN
+            INSERT INTO audit_log (at, kind, actor, user_id, agent_id, project_id, session_id, entry_ids)
+            VALUES ({_NOW}, 'delete',
+                    (SELECT actor FROM entry_history WHERE entry_id = old.id AND event = 'DELETE'
+                     ORDER BY seq DESC LIMIT 1),
+                    old.user_id, old.agent_id, old.project_id, old.session_id, json_array(old.id));
+        END;
+"""
 
 
 def m006_lifecycle(conn: Any) -> None:
@@ -205,21 +224,7 @@ def m006_lifecycle(conn: Any) -> None:
                          ELSE 'update' END,
                     NULL, new.user_id, new.agent_id, new.project_id, new.session_id, json_array(new.id));
         END;
-        -- update_entry writes its history event (with the actor) after the UPDATE statement
-        CREATE TRIGGER IF NOT EXISTS audit_history_update AFTER INSERT ON entry_history
-            WHEN new.event = 'UPDATE' AND {_AUDIT_ON} BEGIN
-            UPDATE audit_log SET actor = new.actor
-            WHERE seq = (SELECT max(seq) FROM audit_log WHERE kind = 'update'
-                         AND entry_ids = json_array(new.entry_id));
-        END;
-        -- deletes write their DELETE history event (with the actor) just before the row goes
-        CREATE TRIGGER IF NOT EXISTS audit_entries_ad AFTER DELETE ON entries WHEN {_AUDIT_ON} BEGIN
-            INSERT INTO audit_log (at, kind, actor, user_id, agent_id, project_id, session_id, entry_ids)
-            VALUES ({_NOW}, 'delete',
-                    (SELECT actor FROM entry_history WHERE entry_id = old.id AND event = 'DELETE'
-                     ORDER BY seq DESC LIMIT 1),
-                    old.user_id, old.agent_id, old.project_id, old.session_id, json_array(old.id));
-        END;
+        {_AUDIT_HISTORY_AND_DELETE}
         -- keep at most meta.audit_max_rows rows: the oldest go first
         CREATE TRIGGER IF NOT EXISTS audit_log_prune AFTER INSERT ON audit_log
             WHEN (SELECT value FROM meta WHERE key = 'audit_max_rows') IS NOT NULL BEGIN
@@ -304,19 +309,7 @@ def m007_importance_archive(conn: Any) -> None:
             LEFT JOIN (SELECT actor, new_value FROM entry_history WHERE entry_id = new.id
                        AND event IN ('ARCHIVE', 'RESTORE') ORDER BY seq DESC LIMIT 1) h ON 1;
         END;
-        CREATE TRIGGER audit_history_update AFTER INSERT ON entry_history
-            WHEN new.event = 'UPDATE' AND {_AUDIT_ON} BEGIN
-            UPDATE audit_log SET actor = new.actor
-            WHERE seq = (SELECT max(seq) FROM audit_log WHERE kind = 'update'
-                         AND entry_ids = json_array(new.entry_id));
-        END;
-        CREATE TRIGGER audit_entries_ad AFTER DELETE ON entries WHEN {_AUDIT_ON} BEGIN
-            INSERT INTO audit_log (at, kind, actor, user_id, agent_id, project_id, session_id, entry_ids)
-            VALUES ({_NOW}, 'delete',
-                    (SELECT actor FROM entry_history WHERE entry_id = old.id AND event = 'DELETE'
-                     ORDER BY seq DESC LIMIT 1),
-                    old.user_id, old.agent_id, old.project_id, old.session_id, json_array(old.id));
-        END;
+        {_AUDIT_HISTORY_AND_DELETE}
         """
     )
 
