@@ -123,18 +123,19 @@ def current_target(ctx: click.Context) -> Target:
 
 @contextmanager
 def open_kernel(ctx: click.Context, *, models: bool, ner: bool | None = None,
-                create: bool = False) -> Iterator[Kernel]:
+                create: bool = False, embedder: str | None = None) -> Iterator[Kernel]:
     """The command's ``Kernel``, opened and closed around the block.
 
     ``models=False`` opens the file with no embedder and no spaCy (fast); such a kernel must
     not be asked to store or search text. ``ner`` (default: as ``models``) loads spaCy apart
-    from the embedder. Only ``init`` creates a missing file.
+    from the embedder. Only ``init`` and ``import`` create a missing file; ``embedder`` overrides
+    the target's (``import`` creates the file with the embedder of what it imports).
     """
     target = current_target(ctx)
     if not create and not exists(target.path):
         raise missing_database(target)
     use_ner = models if ner is None else ner
-    kernel = Kernel(target.path, embedder=target.embedder if models else None,
+    kernel = Kernel(target.path, embedder=(embedder or target.embedder) if models else None,
                     ner=target.ner if use_ner else None, create=create, source="cli")
     try:
         try:

@@ -66,8 +66,9 @@ def test_dry_run_and_errors(ok, agentbase, filled, tmp_path: Path) -> None:
     assert json.loads(ok("--db", "copy.db", "stats", "--json"))["entries"] == 0
     result = agentbase("--db", "copy.db", "import", "backup.jsonl", "--table", "t")
     assert result.exit_code == 2 and "--table" in result.stderr
-    result = agentbase("--db", "missing.db", "import", "backup.jsonl")
+    result = agentbase("--db", "missing.db", "export")  # read commands still refuse a missing file
     assert result.exit_code == 1 and "agentbase" in result.stderr and "init" in result.stderr
+    assert not (tmp_path / "missing.db").exists()
 
 
 def test_from_langchain_file_with_user_mapping(ok, agentbase, initialised, tmp_path: Path) -> None:

@@ -55,7 +55,9 @@ def test_timeline_and_heatmap_count_every_entry(client, kernel):
     total = kernel.count(include_invalid=True, include_expired=True)
     timeline = client.get("/timeline").text
     assert sum(_values(timeline)) == total and f'id="total">{total}<' in timeline
-    assert "<title>2026-03-02 memory: 1</title>" in timeline  # the first backdated note
+    # 279 days, a third of them today: auto shows all of it, per week (the first week: two notes, one resource)
+    assert "everything (chosen from the data" in timeline and "per week" in timeline
+    assert "<title>2026-03-02 memory: 2</title>" in timeline and "<title>2026-03-02 resource: 1</title>" in timeline
     heat = client.get("/heatmap").text
     assert sum(_values(heat)) == total
     assert re.search(r'data-value="(\d+)"><title>Mon 09:00 UTC: \1</title>', heat)
@@ -79,7 +81,9 @@ def test_tag_cloud_links_to_the_browser(client):
     html = client.get("/tags").text
     assert re.search(r'href="/memories\?tag=travel" data-value="1"', html)
     assert re.search(r'href="/memories\?tag=work" data-value="20"', html)
-    assert 'class="tag ner"' in html
+    users, entities = html.split('id="entity-tags"')
+    assert "ner_" not in users.split('id="user-tags"')[1]  # entities have their own cloud
+    assert re.search(r'href="/memories\?tag=ner_carol" data-value="\d+"[^>]*>carol<', entities)
 
 
 def test_activity_feed_shows_updates_supersessions_and_actors(client, kernel):
