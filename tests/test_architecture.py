@@ -154,7 +154,7 @@ def test_text_has_no_sql() -> None:
 
 
 def test_the_wings_see_the_store_only_through_its_protocol() -> None:
-    backends = (f"{KERNEL}.store.sqlite",)
+    backends = (f"{KERNEL}.store.sqlite", f"{KERNEL}.store.postgres", f"{KERNEL}.store.sql")
     bad = [*_violations(f"{KERNEL}/ingest", backends), *_violations(f"{KERNEL}/retrieve", backends),
            *_violations(f"{KERNEL}/portable", backends)]
     kernel_py = [m for m, _, _ in imports(ROOT / KERNEL / "kernel.py") if _inside(m, *backends)]
