@@ -144,7 +144,7 @@ class _ScopedStore(BaseModel):
         return [s.id for s in self._db.sync.list_sessions(**self._scope(), limit=None)]
 
 class AgentBaseChatStore(_ScopedStore, BaseChatStore):
-    """A LlamaIndex ``BaseChatStore`` whose keys are agentbase sessions in one SQLite file.
+    """A LlamaIndex ``BaseChatStore`` whose keys are agentbase sessions in one database.
 
     Usage::
 

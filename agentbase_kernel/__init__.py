@@ -1,4 +1,4 @@
-"""agentbase: memory for AI agents on one SQLite file.
+"""agentbase: memory for AI agents on a SQLite file (or a PostgreSQL database).
 
 Usage::
 
@@ -18,6 +18,8 @@ from .errors import (
     EmbedderUnavailable,
     EmbeddingMismatch,
     EntryNotFound,
+    ImportConflict,
+    IncompleteExport,
     IntegrityError,
     InvalidArgument,
     MessageNotFound,
@@ -30,6 +32,7 @@ from .errors import (
     SessionNotFound,
     StorageError,
 )
+from .governance import AsyncGovernance, Governance
 from .ingest.streams import speaker_prefix
 from .kernel import AgentBase, Kernel
 from .lifecycle import AuditEvent, Prefetch
@@ -50,6 +53,8 @@ from .records import (
 )
 from .rules.conflicts import Conflict
 from .rules.permissions import Policy
+from .scoped import AsyncScopedMemory, ScopedMemory
+from .sessions import AsyncSessions, Sessions
 from .store.postgres.url import is_postgres_url, redact_url
 from .text.embedders import Embedder, OpenAICompatibleEmbedder, get_embedder
 from .threads import in_thread, on_calling_loop
@@ -63,6 +68,9 @@ __all__ = [
     "AddResult",
     "AgentBase",
     "AgentBaseError",
+    "AsyncGovernance",
+    "AsyncScopedMemory",
+    "AsyncSessions",
     "AuditEvent",
     "ClosedError",
     "Config",
@@ -77,8 +85,11 @@ __all__ = [
     "Entry",
     "EntryNotFound",
     "FindResult",
+    "Governance",
     "HistoryEvent",
     "Hit",
+    "ImportConflict",
+    "IncompleteExport",
     "IntegrityError",
     "InvalidArgument",
     "Kernel",
@@ -97,8 +108,10 @@ __all__ = [
     "Scope",
     "ScopeError",
     "ScopeLevel",
+    "ScopedMemory",
     "Session",
     "SessionNotFound",
+    "Sessions",
     "StorageError",
     "Trace",
     "TraceStep",

@@ -103,14 +103,14 @@ class Entry:
     event_dates: list[str] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)
     superseded_by: str | None = None
-    # reinforcement (issue 22): how often ``find`` returned this entry, and when last
+    # reinforcement (docs/lifecycle.md): how often ``find`` returned this entry, and when last
     access_count: int = 0
     last_accessed_at: datetime | None = None
-    # lifecycle (issue 22): how much the entry matters in [0, 1] (the caller's, or rule-based at
+    # how much the entry matters in [0, 1] (the caller's, or rule-based at
     # ingest: rules/importance.py), and when capacity or consolidation archived it (None: live)
     importance: float = 0.5
     archived_at: datetime | None = None
-    # provenance and trust (issue 22, rules/trust.py): how far to believe it, which path and agent wrote it
+    # provenance and trust (rules/trust.py): how far to believe it, which path and agent wrote it
     trust: float = 1.0
     source: str | None = None
     written_by: str | None = None

@@ -495,7 +495,7 @@ class AsyncMem0Adapter:
 
 
 class Memory(Mem0Adapter):
-    """Drop-in for ``mem0.Memory``: same methods and result shapes, one SQLite file, no LLM, no network.
+    """Drop-in for ``mem0.Memory``: same methods and result shapes, one database, no LLM, no network.
 
         m = Memory()                      # or Memory.from_config({"vector_store": {...}, ...})
         m.add("I like pizza", user_id="alice")
@@ -519,7 +519,7 @@ class Memory(Mem0Adapter):
 
 
 class AsyncMemory(AsyncMem0Adapter):
-    """Drop-in for ``mem0.AsyncMemory``: Mem0's async API over one SQLite file, no LLM, no network.
+    """Drop-in for ``mem0.AsyncMemory``: Mem0's async API over one database, no LLM, no network.
 
         m = AsyncMemory()
         await m.add("I like pizza", user_id="alice")

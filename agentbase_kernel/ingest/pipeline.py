@@ -35,9 +35,9 @@ __all__ = ["Analysis", "Ingestor", "content_hash", "validate_text"]
 
 Summarizer = Callable[[str], str]
 
-# NER, dates, facts, tiers and the embedder read only this much of a text: they cost ~10 s per MB,
-# and a 10 MB text must not hang a caller (issue 9). The text is still stored and FTS-indexed whole,
-# and the instruction-like check still reads all of it.
+# NER, dates, facts, tiers and the embedder read only this much of a text: a very long text must
+# not hang a caller (docs/reliability.md). The text is still stored and FTS-indexed whole, and the
+# instruction-like check still reads all of it.
 _HEAD_CHARS = 100_000
 _EMBED_BATCH = 64
 # A queued entry the background embedder still cannot see after this long was rolled back (or its
@@ -163,14 +163,15 @@ class Ingestor:
         return out
 
     # -- embedding -----------------------------------------------------------------------------
-    def embed_missing(self, items: Sequence[tuple[str, str]], batch_size: int = _EMBED_BATCH) -> int:
+    def embed_missing(self, items: Sequence[tuple[str, str]], batch_size: int = _EMBED_BATCH, *,
+                      progress: Callable[[int, int], None] | None = None) -> int:
         """Embed each distinct text whose hash has no vector yet; returns how many were embedded.
 
         Texts go to the embedder shortest first, ``batch_size`` at a time, so one ``add_messages``
         call is one ``embed_batch`` call (one request for an HTTP embedder). A local model pads
-        each run to its longest text: one unsorted run per LoCoMo session is 2.1x the real tokens,
-        sorted runs of 8 are 1.27x, so the embedder should run what it gets in short sorted runs
-        (``OnnxEmbedder`` does).
+        each run to its longest text, so the embedder should run what it gets in short sorted runs
+        (``OnnxEmbedder`` does; docs/retrieval.md, "Where each default comes from"). ``progress(done,
+        total)`` counts texts, after each batch.
         """
         if self.embedder is None or not items:
             return 0
@@ -186,6 +187,8 @@ class Ingestor:
             done += len(chunk)
             with self._lock:
                 self.texts_embedded += len(chunk)
+            if progress is not None:
+                progress(done, len(missing))
         return done
 
     def _embed_or_defer(self, items: Sequence[tuple[str, str]]) -> bool:
@@ -454,8 +457,8 @@ class Ingestor:
         return {
             "id": item.get("entry_id"), "l2_full": analysis.text, "l0_abstract": analysis.l0,
             "l1_overview": analysis.l1, "content_hash": analysis.hash,
-            # entity tags stay in ``tags`` (for the NER boost): repeating them in the FTS text
-            # doubled names' weight; who said it is searchable (docs/retrieval.md)
+            # entity tags stay in ``tags`` (for the NER boost), not in the FTS text; who said it is
+            # searchable (docs/retrieval.md, "Where each default comes from")
             "search_text": _search_text(item, analysis), "search_context": _search_context(item),
             "context_type": _enum_value(item.get("context_type", "memory")), "category": item.get("category"),
             "tags": tags, "user_id": item.get("user_id"), "agent_id": item.get("agent_id"),

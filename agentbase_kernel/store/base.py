@@ -70,6 +70,8 @@ class EntryFilter:
     # entries inside any of these scopes (each set field equal), are left out
     min_trust: float | None = None
     exclude_scopes: tuple[Scope, ...] = ()
+    # the entry text holds this exact substring (case-sensitive): a file backend's literal grep
+    text_contains: str | None = None
     _parsed: tuple[dict[str, Any], MetadataFilter] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property

@@ -1,4 +1,4 @@
-"""Reinforcement (issue 22 item 1): find bumps access_count / last_accessed_at, batched off the read path."""
+"""Reinforcement: find bumps access_count / last_accessed_at, batched off the read path."""
 
 from __future__ import annotations
 

@@ -132,6 +132,9 @@ class SqlCore(ABC):
         if flt.min_trust is not None:
             clauses.append(f"{a}.trust >= ?")
             args.append(flt.min_trust)
+        if flt.text_contains is not None:
+            clauses.append(d.holds(f"{a}.l2_full"))
+            args.append(d.text(flt.text_contains))
         for scope in flt.exclude_scopes:  # a scope this reader may not see (lifecycle/permissions.py)
             fields = scope.as_dict()
             if not fields:

@@ -120,6 +120,10 @@ class Dialect(ABC):
             sql, args = sql + " OFFSET ?", [*args, offset]
         return sql, args
 
+    def holds(self, column: str) -> str:
+        """The text in ``column`` holds one parameter as an exact (case-sensitive) substring."""
+        return f"strpos({column}, ?) > 0"
+
     def greatest(self, a: str, b: str) -> str:
         """The larger of two values, either of which may be NULL."""
         return f"greatest({a}, {b})"

@@ -66,6 +66,9 @@ class SqliteDialect(Dialect):
             return " LIMIT -1 OFFSET ?", [offset]
         return super().page(limit, offset)
 
+    def holds(self, column: str) -> str:
+        return f"instr({column}, ?) > 0"
+
     def greatest(self, a: str, b: str) -> str:
         # SQLite's two-argument max() is NULL when either is
         return f"max(coalesce({a}, ''), {b})"
