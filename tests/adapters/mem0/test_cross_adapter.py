@@ -49,13 +49,14 @@ def test_harness_memory_files_are_found_by_mem0_mcp_and_the_dashboard(tmp_path, 
 
     from starlette.testclient import TestClient
 
+    from agentbase_adapters.deepagents import AgentBaseBackend
     from agentbase_adapters.pydantic_ai import AgentBaseMemoryStore
     from agentbase_adapters.web import create_app
     from agentbase_kernel import Kernel
     from tests.adapters.mcp.conftest import McpClient, launch
 
     path = tmp_path / "harness.db"
-    notes = {"pydantic-ai": "Alice is allergic to peanuts"}
+    notes = {"pydantic-ai": "Alice is allergic to peanuts", "deepagents": "Alice is allergic to penicillin"}
     with AgentBase(path, embedder=hash_embedder, ner="regex") as db:
         notebook = AgentBaseMemoryStore(db)
 
@@ -64,6 +65,8 @@ def test_harness_memory_files_are_found_by_mem0_mcp_and_the_dashboard(tmp_path, 
             await notebook.write("bob/main/MEMORY.md", "- Bob is allergic to shellfish\n", expected_version=None)
 
         asyncio.run(write())
+        assert AgentBaseBackend(db, user_id="alice").write("/allergies.md", notes["deepagents"] + "\n").error is None
+        assert AgentBaseBackend(db, user_id="bob").write("/allergies.md", "Bob is allergic to cats\n").error is None
         db.sync.wait_embedded()
 
     config = {"vector_store": {"provider": "qdrant", "config": {"path": str(path)}},
@@ -73,7 +76,7 @@ def test_harness_memory_files_are_found_by_mem0_mcp_and_the_dashboard(tmp_path, 
         assert all(note in " ".join(r["memory"] for r in alice) for note in notes.values())
         assert "shellfish" not in " ".join(r["memory"] for r in alice)
         assert {r["memory"].strip("- \n") for r in m.get_all(filters={"user_id": "bob"})["results"]} == {
-            "Bob is allergic to shellfish"}
+            "Bob is allergic to shellfish", "Bob is allergic to cats"}
 
     client = McpClient(launch(path, "--user-id", "alice"))
     try:
