@@ -127,7 +127,6 @@ _STRUCTURED: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             r"(?:(?<![\w/])(?:~|\.{1,2})?/(?:[\w.@+-]+/)+[\w.@+-]*[\w@+-]"  # unix, 2+ segments
             r"|\b[A-Za-z]:\\(?:[\w.@+ -]+\\)*[\w.@+-]+"  # windows
-            r"|(?<![\w/.:@-])(?:\.{1,2}/)?(?:[\w@+-][\w.@+-]*/)+[\w@+-][\w.@+-]*\.[A-Za-z]\w{0,5}\b"  # relative, with a file
             r"|\b[\w-]+\.(?:py|js|ts|tsx|jsx|json|ya?ml|toml|ini|cfg|md|txt|csv|tsv|sh|sql|db"
             r"|sqlite|html?|css|go|rs|java|kt|rb|php|cpp|hpp|c|h|ipynb|pdf|docx?|xlsx?|pptx?|png|jpe?g|zip)\b)"
         ),
@@ -160,11 +159,6 @@ _STRUCTURED: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"|\d+(?:\.\d+)?\s?(?:公斤|千克|克|公里|千米|米|厘米|小时|分钟|天|周|个月|年|岁)"
         ),
     ),
-    # code identifiers a person writes about (tables, functions, settings, tickets): what a tool call
-    # targets; a backtick span, snake_case, a dotted name with an underscore, a ticket id
-    ("IDENT", re.compile(r"`([^`\s][^`\n]{0,80}?)`"
-                         r"|(?<![\w.@/-])(?:[A-Za-z_][\w]*\.)*[A-Za-z][A-Za-z0-9]*_[\w]*[A-Za-z0-9](?:\.[A-Za-z_][\w]*)*(?![\w@/-])"
-                         r"|\b[A-Z][A-Z0-9]+-\d+\b")),
     ("WORK_OF_ART", re.compile(r"[\"“]([A-Z][^\"“”\n]{1,60}?)[\"”]|《([^》\n]{1,40})》")),
 )
 
@@ -259,18 +253,15 @@ class RegexNer:
         return _dedupe(ent for _, ent in found)
 
     def structured_spans(self, text: str) -> list[tuple[int, int, Entity]]:
-        """Kinds spaCy misses or clips (URLs, e-mails, IPs, paths, code identifiers, quoted titles, money),
-        with offsets."""
-        kinds = {"URL", "EMAIL", "IP", "PATH", "IDENT", "WORK_OF_ART", "MONEY"}
+        """Kinds spaCy misses or clips (URLs, e-mails, IPs, paths, quoted titles, money), with offsets."""
+        kinds = {"URL", "EMAIL", "IP", "PATH", "WORK_OF_ART", "MONEY"}
         return [(s, e, _make(text[s:e], label)) for s, e, label in self._structured_spans(text) if label in kinds]
 
     @staticmethod
     def _structured_spans(text: str) -> Iterator[tuple[int, int, str]]:
         for label, pattern in _STRUCTURED:
             for m in pattern.finditer(text):
-                if label == "IDENT" and m.group(1) is not None:
-                    yield m.start(1), m.end(1), label
-                elif label == "WORK_OF_ART":
+                if label == "WORK_OF_ART":
                     group = 1 if m.group(1) is not None else 2
                     yield m.start(group), m.end(group), label
                 else:
@@ -378,8 +369,6 @@ def _name_label(text: str, start: int, words: list[str]) -> str:
 
 
 def _make(text: str, label: str) -> Entity:
-    if label == "PATH":  # "./src/a.py" and "src/a.py" are one file
-        text = text.strip().removeprefix("./")
     return Entity(text=text.strip(), label=label, norm=normalize_entity(text))
 
 

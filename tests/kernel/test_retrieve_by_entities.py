@@ -97,3 +97,14 @@ def test_async_and_scope_handle(kb):
     assert [h.entry.l2_full for h in found] == ["deploy/run.sh needs bash 5"]
     scoped = asyncio.run(db.scope(agent_id="bot").retrieve_by_entities(["run.sh"]))
     assert len(scoped) == 1 and kb.scope(agent_id="other").retrieve_by_entities(["run.sh"]).hits == []
+
+
+def test_code_targets_are_linked_not_tagged(kb):
+    """Paths and identifiers link entries for retrieve_by_entities; tags and find's ranking stay as they were."""
+    entry = kb.add_memory("Rename `old_name` in lib/core/io.py before PROJ-7 ships", user_id="u").entry
+    assert "ner_old_name" not in entry.tags and "ner_lib/core/io.py" not in entry.tags
+    graph = {n["norm"]: n["label"] for n in kb.entity_graph(user_id="u")["nodes"]}
+    assert graph["old_name"] == "IDENT" and graph["lib/core/io.py"] == "PATH" and "proj-7" in graph
+    updated = kb.update(entry.id, text="Rename `new_name` now", user_id="u")
+    assert [h.id for h in kb.retrieve_by_entities(["new_name"], user_id="u")] == [updated.id]
+    assert kb.retrieve_by_entities(["old_name"], user_id="u").hits == []
