@@ -19,7 +19,7 @@ from .rules.importance import check_importance
 from .rules.trust import check_trust
 from .store.filters import CheckedFilter, check_metadata_filter
 
-__all__ = ["MAX_JSON_DEPTH", "check_id", "confidence", "count", "entry_id", "ids", "json_value", "limit", "memory_item",
+__all__ = ["MAX_JSON_DEPTH", "check_id", "confidence", "count", "entity_names", "entry_id", "ids", "json_value", "limit", "memory_item",
            "message_item", "metadata", "metadata_filter", "optional_str", "require_scope", "scope_of", "speaker", "tags",
            "when"]
 
@@ -230,6 +230,24 @@ def speaker(value: Any) -> str | None:
     if not isinstance(value, str):
         raise InvalidArgument(f"speaker must be a str, got {type(value).__name__}")
     return value.replace("\x00", " ")[:200]
+
+
+def entity_names(entities: Any, param: str = "entities", *, allow_empty: bool = False) -> list[str]:
+    """A list of entity names (file paths, table names, URLs, ids): each a non-empty str, without duplicates."""
+    if isinstance(entities, (str, bytes)) or not isinstance(entities, (list, tuple, set, frozenset)):
+        raise InvalidArgument(f"{param} must be a list of str (file paths, table names, URLs, ids), "
+                              f"got {type(entities).__name__}", param=param)
+    names: list[str] = []
+    for name in entities:
+        if not isinstance(name, str) or not name.strip():
+            raise InvalidArgument(f"each of {param} must be a non-empty str, got {name!r}", param=param)
+        if len(name) > 1024:
+            raise InvalidArgument(f"an entity name is at most 1024 characters, got {len(name)}", param=param)
+        if name.strip() not in names:
+            names.append(name.strip())
+    if not names and not allow_empty:
+        raise InvalidArgument(f"{param} must name at least one entity", param=param)
+    return names
 
 
 def message_item(item: dict[str, Any]) -> dict[str, Any]:
