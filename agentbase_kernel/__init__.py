@@ -31,6 +31,7 @@ from .errors import (
     ScopeError,
     SessionNotFound,
     StorageError,
+    WrongType,
 )
 from .governance import AsyncGovernance, Governance
 from .ingest.streams import speaker_prefix
@@ -115,6 +116,7 @@ __all__ = [
     "StorageError",
     "Trace",
     "TraceStep",
+    "WrongType",
     "get_embedder",
     "in_thread",
     "is_postgres_url",

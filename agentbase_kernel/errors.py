@@ -9,6 +9,7 @@ reaches a caller. Each class also subclasses the builtin that callers already ca
     │   ├── SessionNotFound
     │   └── MessageNotFound
     ├── InvalidArgument (ValueError)
+    │   ├── WrongType (TypeError too)
     │   ├── ScopeError
     │   ├── DuplicateEntry
     │   ├── ImportConflict
@@ -49,6 +50,7 @@ __all__ = [
     "ScopeError",
     "SessionNotFound",
     "StorageError",
+    "WrongType",
 ]
 
 
@@ -96,6 +98,10 @@ class InvalidArgument(AgentBaseError, ValueError):
         super().__init__(message)
         self.param = param
         self.code = code
+
+
+class WrongType(InvalidArgument, TypeError):
+    """An argument of the wrong type: also a ``TypeError``, which Python and the frameworks raise there."""
 
 
 class ScopeError(InvalidArgument):
