@@ -37,10 +37,6 @@ class ScriptedLLM(BaseLLM):
         text = messages if isinstance(messages, str) else "\n".join(str(m.get("content", "")) for m in messages)
         self.seen.append(text)
         lowered = text.lower()
-        if response_model is ExtractedMemories or "extract" in lowered and "memories" in lowered:
-            result = text.split("Result:", 1)[-1] if "Result:" in text else text[-200:]
-            result = result.split("Final Answer:", 1)[-1].strip().splitlines()[0]
-            return json.dumps({"memories": [result]})
         if response_model is MemoryAnalysis or "suggested_scope" in lowered:
             return json.dumps({"suggested_scope": "/", "categories": ["notes"], "importance": 0.5,
                                "extracted_metadata": {"entities": [], "dates": [], "topics": []}})
@@ -49,5 +45,9 @@ class ScriptedLLM(BaseLLM):
                                "time_filter": None})
         if response_model is ConsolidationPlan or "insert_new" in lowered:
             return json.dumps({"actions": [], "insert_new": True, "insert_reason": "new"})
+        if response_model is ExtractedMemories or "extract" in lowered and "memories" in lowered:
+            result = text.split("Result:", 1)[-1] if "Result:" in text else text[-200:]
+            result = result.split("Final Answer:", 1)[-1].strip().splitlines()[0]
+            return json.dumps({"memories": [result]})
         answer = self.answers.pop(0) if self.answers else "done"
         return f"Thought: I know the answer.\nFinal Answer: {answer}"
