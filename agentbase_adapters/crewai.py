@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import collections
 import hashlib
+import json
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -156,6 +157,16 @@ def _entry_fields(record: MemoryRecord) -> dict[str, Any]:
                      "crewai_source": record.source, "crewai_private": bool(record.private)}}
 
 
+def _checked(records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
+    """Refuse, before anything is written, what LanceDB refuses: metadata that is not JSON (``TypeError``)."""
+    for record in records:
+        try:
+            json.dumps(record.metadata)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"memory record {record.id}: metadata must be JSON-serializable ({exc})") from None
+    return list(records)
+
+
 def _scope_filter(scope_prefix: str | None) -> dict[str, Any]:
     """Records whose scope path starts with ``scope_prefix`` (as a string, as LanceDB's ``LIKE 'p%'``);
     ``None``, ``""`` and ``"/"`` select everything."""
@@ -238,7 +249,7 @@ class AgentBaseStorage:
     def save(self, records: list[MemoryRecord]) -> None:
         """Store each record under its id (a record whose id is already there replaces it)."""
         if records:
-            self._guarded(self._save, list(records))
+            self._guarded(self._save, _checked(records))
 
     def _save(self, records: list[MemoryRecord]) -> None:
         with self._kernel.transaction():
@@ -253,7 +264,7 @@ class AgentBaseStorage:
 
     def update(self, record: MemoryRecord) -> None:
         """Replace the record with this id (created if it is not there)."""
-        self._guarded(self._upsert, record)
+        self._guarded(self._upsert, _checked([record])[0])
 
     def _upsert(self, record: MemoryRecord) -> None:
         with self._kernel.transaction():
@@ -282,7 +293,13 @@ class AgentBaseStorage:
     def delete(self, scope_prefix: str | None = None, categories: list[str] | None = None,
                record_ids: list[str] | None = None, older_than: datetime | None = None,
                metadata_filter: dict[str, Any] | None = None) -> int:
-        """Delete the records matching every criterion given; how many were deleted."""
+        """Delete the records matching every criterion given; how many were deleted.
+
+        Raises:
+            TypeError: ``older_than`` is not a datetime.
+        """
+        if older_than is not None and not isinstance(older_than, datetime):
+            raise TypeError(f"older_than must be a datetime, not {type(older_than).__name__}")
         return self._guarded(self._delete, scope_prefix, categories, record_ids, older_than, metadata_filter)
 
     def _delete(self, scope_prefix: str | None, categories: list[str] | None, record_ids: list[str] | None,
@@ -325,8 +342,14 @@ class AgentBaseStorage:
         LanceDB-scaled scores of at least ``min_score``.
 
         Raises:
-            ValueError: ``query_embedding`` was not made by ``self.embedder``.
+            ValueError: ``query_embedding`` is not a vector, or was not made by ``self.embedder``.
         """
+        try:
+            vector = np.asarray(query_embedding, dtype=np.float32)
+        except (TypeError, ValueError):
+            vector = np.zeros(0, dtype=np.float32)
+        if vector.ndim != 1 or not vector.size:
+            raise ValueError(f"query_embedding must be a list of floats, not {type(query_embedding).__name__}")
         query = self.embedder.text_of(query_embedding)
         if query is None:
             raise ValueError("AgentBaseStorage searches by text: this vector was not made by storage.embedder - "

@@ -22,7 +22,7 @@ from crewai.memory.storage.lancedb_storage import LanceDBStorage  # noqa: E402
 from crewai.memory.types import MemoryRecord  # noqa: E402
 
 from agentbase_adapters.crewai import AgentBaseStorage  # noqa: E402
-from agentbase_kernel import AgentBase  # noqa: E402
+from agentbase_kernel import AgentBase, InvalidArgument  # noqa: E402
 
 T0 = datetime(2026, 1, 5, 9, 0, 0)
 ROWS = [  # content, scope, categories, metadata, importance, days after T0, source, private
@@ -203,3 +203,24 @@ def test_records_are_memories_of_the_storages_scope(db):
     assert "diet" in entry.tags  # the categories are tags too (beside the kernel's entity tags)
     assert db.sync.find("what does alice eat", user_id="alice")[0].id == "rec-0"
     assert AgentBaseStorage(db, user_id="bob").count() == 0
+
+
+def test_bad_input_raises_what_lancedb_raises_and_never_trips_the_breaker(pair):
+    ours, lance = pair
+    vector = ours.embedder(["anything"])[0]
+    bad = MemoryRecord(id="bad", content="m", metadata={"when": {1, 2}}, embedding=vector)
+    for storage in (ours, lance):
+        with pytest.raises(TypeError, match="JSON serializable"):
+            storage.save([bad])
+    with pytest.raises(TypeError, match="JSON serializable"):
+        ours.update(bad)
+    assert ours.get_record("bad") is None
+    with pytest.raises(TypeError, match="older_than must be a datetime"):
+        ours.delete(older_than="yesterday")
+    with pytest.raises(AttributeError):  # LanceDB's own, raw
+        lance.delete(older_than="yesterday")
+    with pytest.raises(ValueError, match="list of floats"):
+        ours.search("what does alice eat")
+    with pytest.raises(InvalidArgument):  # no text to store: ours (LanceDB stores an empty record)
+        ours.save([MemoryRecord(content="", embedding=vector)])
+    assert ours.count() == len(ROWS) and ours.guard.stats.failed == 0
