@@ -43,20 +43,33 @@ def scope_of(user_id: Any = None, agent_id: Any = None, project_id: Any = None, 
                  check_id("project_id", project_id), check_id("session_id", session_id))
 
 
+# Stored times stay a day inside what ``datetime`` holds, so that shifting one to UTC, adding a
+# day to an expiry or stepping a week back from a reference time never overflows.
+EARLIEST = datetime(1, 1, 3, tzinfo=timezone.utc)
+LATEST = datetime(9999, 12, 29, tzinfo=timezone.utc)
+
+
 def when(value: Any, name: str) -> datetime | None:
     if value is None:
         return None
+    parsed: datetime | None = None
     if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
-    if isinstance(value, date):
-        return datetime(value.year, value.month, value.day, tzinfo=timezone.utc)
-    if isinstance(value, str):
+        parsed = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    elif isinstance(value, date):
+        parsed = datetime(value.year, value.month, value.day, tzinfo=timezone.utc)
+    elif isinstance(value, str):
         from .text.dates import parse_datetime
 
         parsed = parse_datetime(value)
-        if parsed is not None:
-            return parsed
-    raise InvalidArgument(f"{name} must be a datetime, a date or an ISO date string, got {value!r:.80}")
+    if parsed is None:
+        raise InvalidArgument(f"{name} must be a datetime, a date or an ISO date string, got {value!r:.80}", param=name)
+    try:
+        utc = parsed.astimezone(timezone.utc)
+    except (OverflowError, ValueError):
+        utc = None
+    if utc is None or not EARLIEST <= utc <= LATEST:
+        raise InvalidArgument(f"{name} {value!r:.80} is outside the years 1-9999 a stored time can hold", param=name)
+    return parsed
 
 
 def limit(value: Any, name: str = "limit") -> int | None:

@@ -38,7 +38,8 @@ def iso(value: datetime | None) -> str | None:
         return None
     if value.tzinfo is None:
         value = value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
+    # isoformat pads the year to four digits; strftime's %Y does not on glibc (year 1 -> "1-01-01")
+    return value.astimezone(timezone.utc).replace(tzinfo=None).isoformat(timespec="microseconds") + "+00:00"
 
 
 def parse_iso(value: str | None) -> datetime | None:
