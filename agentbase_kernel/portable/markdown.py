@@ -41,7 +41,6 @@ from urllib.parse import quote, unquote
 
 from .. import arguments as check
 from ..errors import EntryNotFound, InvalidArgument
-from ..ingest.pipeline import validate_text
 from ..records import Entry, Message, Scope, Session
 from ..store.base import iso
 
@@ -59,6 +58,11 @@ _EDITABLE = ("text", "category", "tags", "confidence")
 
 
 # -- rendering ------------------------------------------------------------------------------------
+def validate_text(text: str) -> str:
+    """The text as the API accepts it (``InvalidArgument`` for an empty or invalid one)."""
+    return str(check.memory_item(text)["text"])
+
+
 def _j(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
