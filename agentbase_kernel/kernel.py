@@ -683,7 +683,7 @@ class Kernel:
                                   dry_run=bool(dry_run), progress=progress, embed_progress=embed_progress,
                                   on_conflict=on_conflict, scope=forced, allow_truncated=bool(allow_truncated))
 
-    # -- the Markdown mirror (agentbase_kernel/portable/markdown.py, docs/markdown.md) -------------------
+    # -- the Markdown mirror (agentbase_kernel/markdown.py, docs/markdown.md) -------------------
     def export_markdown(self, directory: str | os.PathLike[str], *, user_id: str | None = None,
                         agent_id: str | None = None, project_id: str | None = None, session_id: str | None = None,
                         force: bool = False) -> dict[str, Any]:
@@ -693,7 +693,7 @@ class Kernel:
         Raises:
             InvalidArgument: ``directory`` holds edits not synced yet (unless ``force``), or is a file.
         """
-        from .portable.markdown import export_markdown
+        from .markdown import export_markdown
 
         scope = check.scope_of(user_id, agent_id, project_id, session_id)
         self._gate.check("read", scope, "export_markdown", whole=True)
@@ -704,14 +704,14 @@ class Kernel:
         (``source`` / actor ``human_edited``, audited); a change on both sides is reported in
         ``conflicts`` and neither side is overwritten. Then the files are rewritten as an export
         would write them. Returns ``{added, updated, deleted, conflicts, ignored}``."""
-        from .portable.markdown import sync_markdown
+        from .markdown import sync_markdown
 
         return sync_markdown(self, directory)
 
     def rebuild_from_markdown(self, directory: str | os.PathLike[str]) -> dict[str, Any]:
         """Write a Markdown mirror's memories and sessions into this database through the import path
         (ids, scopes and times kept); returns the import summary."""
-        from .portable.markdown import rebuild_from_markdown
+        from .markdown import rebuild_from_markdown
 
         return rebuild_from_markdown(self, directory)
 

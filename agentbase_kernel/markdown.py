@@ -39,13 +39,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
-from .. import arguments as check
-from ..errors import EntryNotFound, InvalidArgument
-from ..records import Entry, Message, Scope, Session
-from ..store.base import iso
+from . import arguments as check
+from .errors import EntryNotFound, InvalidArgument
+from .records import Entry, Message, Scope, Session
+from .store.base import iso
 
 if TYPE_CHECKING:
-    from ..kernel import Kernel
+    from .kernel import Kernel
 
 __all__ = ["HUMAN_EDITED", "MANIFEST", "export_markdown", "read_mirror", "rebuild_from_markdown", "sync_markdown"]
 
