@@ -30,12 +30,14 @@ from .lifecycle.composite import CompositeRank
 from .lifecycle.consolidate import Consolidation
 from .lifecycle.gate import Gate
 from .lifecycle.schedule import ConsolidationSchedule
-from .records import AddResult, ContextType, Entry, FindResult, HistoryEvent, Scope
+from .lifecycle.skills import SkillJudge
+from .records import AddResult, ContextType, Entry, FindResult, HistoryEvent, Scope, SkillWarning
 from .retrieve.pipeline import MAX_TOP_K, Decomposer, Reranker, Retriever
 from .rules.permissions import Verdicts
 from .rules.trust import Writer, writing_as
 from .scoped import AsyncScopedMemory, ScopedMemory
 from .sessions import AsyncSessions, Sessions
+from .skills import AsyncSkills, Skills
 from .store import NO_EMBEDDER, EntryFilter, Store, open_store, redact_url
 from .telemetry import traced
 from .threads import in_thread
@@ -53,6 +55,16 @@ def _on_sessions(method: Callable[Concatenate[Sessions, P], R]) -> Callable[Conc
     @functools.wraps(method)
     def call(self: Kernel, /, *args: P.args, **kwargs: P.kwargs) -> R:
         return method(self.sessions, *args, **kwargs)
+
+    return call
+
+
+def _on_skills(method: Callable[Concatenate[Skills, P], R]) -> Callable[Concatenate[Kernel, P], R]:
+    """A ``Kernel`` method that is ``kernel.skills``' ``method`` (same parameters, same doc)."""
+
+    @functools.wraps(method)
+    def call(self: Kernel, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return method(self.skills, *args, **kwargs)
 
     return call
 
@@ -334,6 +346,12 @@ class Kernel:
     def sessions(self) -> Sessions:
         """Sessions and their messages (``kernel.sessions.create``, ``.add_messages``, ``.commit`` ...)."""
         return Sessions(self)
+
+    @property
+    def skills(self) -> Skills:
+        """Skills as governed records: versions, promotion, verification, health
+        (``kernel.skills.add``, ``.update``, ``.promote``, ``.verify`` ...; docs/skills.md)."""
+        return Skills(self)
 
     @property
     def governance(self) -> Governance:
@@ -690,6 +708,22 @@ class Kernel:
             entry.conflicts = marks.get(entry.id, [])
         return [e.id for e in entries if e.conflicts]
 
+    def _skill_judge(self) -> SkillJudge:
+        store, reinforcer = self._ready(), self._reinforcer
+        lifecycle = self.config.lifecycle
+
+        def access(ids: builtins.list[str]) -> dict[str, tuple[int, datetime | None]]:
+            return reinforcer.with_queued(ids, store.access_stats) if reinforcer is not None \
+                else store.access_stats(ids)
+
+        return SkillJudge(store, lifecycle.skill_half_life_days, lifecycle.skill_health_threshold, access)
+
+    def _skill_warnings(self, entries: Iterable[Entry]) -> builtins.list[SkillWarning]:
+        """The warnings of the skills among ``entries`` (below the health threshold, or drifted)."""
+        from .store.base import utcnow
+
+        return [s.warning for s in self._skill_judge().skills(entries, utcnow()) if s.warning is not None]
+
     def _govern_hits(self, result: FindResult, flt: EntryFilter, trust_weight: float) -> None:
         """After retrieval: drop anything outside the reader's permissions (belt and braces: the
         filter already leaves it out), re-rank by trust when asked, flag conflicts in hits and trace."""
@@ -786,6 +820,15 @@ class Kernel:
         assert self._schedule is not None
         return self._schedule.idle(timeout)
 
+    # -- skills (``self.skills``, under these names; docs/skills.md) ------------------------------------
+    add_skill = _on_skills(Skills.add)
+    update_skill = _on_skills(Skills.update)
+    promote_skill = _on_skills(Skills.promote)
+    verify_skill = _on_skills(Skills.verify)
+    get_skill = _on_skills(Skills.get)
+    list_skills = _on_skills(Skills.list)
+    skill_versions = _on_skills(Skills.versions)
+
     # -- governance (``self.governance``, under the same names) ---------------------------------------
     grant = _on_governance(Governance.grant)
     revoke = _on_governance(Governance.revoke)
@@ -841,6 +884,11 @@ class AgentBase:
     def sessions(self) -> AsyncSessions:
         """``Kernel.sessions`` for async code: ``await db.sessions.add_messages(...)``."""
         return AsyncSessions(self.sync.sessions)
+
+    @property
+    def skills(self) -> AsyncSkills:
+        """``Kernel.skills`` for async code: ``await db.skills.add(...)``."""
+        return AsyncSkills(self.sync.skills)
 
     @property
     def governance(self) -> AsyncGovernance:
@@ -901,6 +949,13 @@ class AgentBase:
     policies = in_thread(Kernel.policies)
     conflicts = in_thread(Kernel.conflicts)
     resolve = in_thread(Kernel.resolve)
+    add_skill = in_thread(Kernel.add_skill)
+    update_skill = in_thread(Kernel.update_skill)
+    promote_skill = in_thread(Kernel.promote_skill)
+    verify_skill = in_thread(Kernel.verify_skill)
+    get_skill = in_thread(Kernel.get_skill)
+    list_skills = in_thread(Kernel.list_skills)
+    skill_versions = in_thread(Kernel.skill_versions)
 
     @contextlib.asynccontextmanager
     async def bulk_load(self) -> AsyncIterator[None]:

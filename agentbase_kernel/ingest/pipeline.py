@@ -27,6 +27,7 @@ from ..rules.trust import stamp
 from ..store.base import NO_EMBEDDER, EntryFilter, utcnow
 from ..store.protocol import EntryRow
 from ..text import tokenize
+from ..text.drift import find_drift
 from ..text.targets import target_entities
 from .roles import IngestStore
 from .streams import StreamWriter, infer_speaker, leading_time
@@ -497,6 +498,9 @@ class Ingestor:
         found = _entity_rows(entry.l2_full, analysis)
         if found:
             self.store.add_entities(entry.id, found, entry.created_at or utcnow())
+        marks = find_drift(entry.l2_full)  # "events_v1 was renamed to events_v2": skills naming it drift
+        if marks:
+            self.store.add_drift(entry.id, entry.scope, marks, entry.created_at or utcnow())
 
     def _fact_row(self, item: dict[str, Any], fact: Any) -> dict[str, Any]:
         role = item.get("role", "user")

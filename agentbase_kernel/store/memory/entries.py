@@ -171,6 +171,8 @@ class EntriesMixin(MemoryBase):
         t.session_entries = {k: v for k, v in t.session_entries.items() if k[1] not in gone}
         t.entry_sources = {k: v for k, v in t.entry_sources.items() if k[0] not in gone}
         t.conflicts = {k: c for k, c in t.conflicts.items() if c["entry_a"] not in gone and c["entry_b"] not in gone}
+        t.skill_versions = {k: v for k, v in t.skill_versions.items() if k not in gone}
+        t.drift = [m for m in t.drift if m["entry_id"] not in gone]
         for entry_id in gone:
             t.access.pop(entry_id, None)
         for session in t.sessions.values():
