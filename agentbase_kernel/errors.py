@@ -10,7 +10,9 @@ reaches a caller. Each class also subclasses the builtin that callers already ca
     │   └── MessageNotFound
     ├── InvalidArgument (ValueError)
     │   ├── ScopeError
-    │   └── DuplicateEntry
+    │   ├── DuplicateEntry
+    │   ├── ImportConflict
+    │   └── IncompleteExport
     ├── StorageError
     │   ├── DatabaseLocked
     │   ├── SchemaTooNew
@@ -34,6 +36,8 @@ __all__ = [
     "EmbedderUnavailable",
     "EmbeddingMismatch",
     "EntryNotFound",
+    "ImportConflict",
+    "IncompleteExport",
     "IntegrityError",
     "InvalidArgument",
     "MessageNotFound",
@@ -104,6 +108,23 @@ class DuplicateEntry(InvalidArgument):
     def __init__(self, message: str, *, existing_id: str) -> None:
         super().__init__(message, code="duplicate_entry")
         self.existing_id = existing_id
+
+
+class ImportConflict(InvalidArgument):
+    """An imported record names a row (or points at one) of a scope the import may not write into."""
+
+    def __init__(self, message: str, *, kind: str, record_id: str | None, where: str) -> None:
+        super().__init__(message, code="import_conflict")
+        self.kind = kind
+        self.record_id = record_id
+        self.where = where
+
+
+class IncompleteExport(InvalidArgument):
+    """An export file ends before its trailer, or does not match it (truncated or edited)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, code="incomplete_export")
 
 
 class StorageError(AgentBaseError):

@@ -429,13 +429,13 @@ class Kernel:
              include_invalid: bool = False, as_of: datetime | None = None, metadata: dict[str, Any] | None = None,
              since: datetime | None = None, until: datetime | None = None, limit: int | None = 100,
              offset: int = 0, order: str = "asc", archived: bool | None = False,
-             min_trust: float | None = None) -> builtins.list[Entry]:
+             min_trust: float | None = None, text_contains: str | None = None) -> builtins.list[Entry]:
         """``scope(...).list``: entries in creation order, filtered; ``limit=None`` for all."""
         return self.scope(user_id=user_id, agent_id=agent_id, project_id=project_id, session_id=session_id) \
             .list(context_type=context_type, category=category, tags=tags, role=role,
                   include_expired=include_expired, include_invalid=include_invalid, as_of=as_of, metadata=metadata,
                   since=since, until=until, limit=limit, offset=offset, order=order, archived=archived,
-                  min_trust=min_trust)
+                  min_trust=min_trust, text_contains=text_contains)
 
     def count(self, /, *, user_id: str | None = None, agent_id: str | None = None, project_id: str | None = None,
               session_id: str | None = None, **filters: Any) -> int:
@@ -623,22 +623,37 @@ class Kernel:
 
     def import_(self, source: str | os.PathLike[str] | Any, *, dry_run: bool = False,
                 progress: Callable[[int, int], None] | None = None,
-                embed_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+                embed_progress: Callable[[int, int], None] | None = None, on_conflict: str = "fail",
+                user_id: str | None = None, agent_id: str | None = None, project_id: str | None = None,
+                allow_truncated: bool = False) -> dict[str, Any]:
         """Read an agentbase export (a path, a text stream, or header + record dicts) in one transaction.
 
-        Ids and times are kept; a record already here is skipped, or updated when its ``updated_at``
-        is newer, so importing twice is safe. A bad line raises ``InvalidArgument`` naming it and
-        nothing is written. Vectors are kept when the file's embedder is this database's, else the
-        texts are embedded again. ``dry_run`` checks every line and counts records, writing nothing.
-        ``progress(done, total)`` counts records; ``embed_progress(done, total)`` the texts embedded
-        after them (a phase of its own: thousands of texts take seconds).
+        Ids and times are kept; a record already here in the same scope is skipped, or updated when
+        its ``updated_at`` is newer, so importing twice is safe. Every record is checked as an API
+        write is; a bad line raises ``InvalidArgument`` naming it and nothing is written. Vectors
+        are kept when the file's embedder is this database's, else the texts are embedded again.
+        ``dry_run`` checks every line and counts records, writing nothing. ``progress(done, total)``
+        counts records; ``embed_progress(done, total)`` the texts embedded after them (a phase of
+        its own: thousands of texts take seconds).
+
+        An import never changes the owner of a row, nor writes into a row, session or link of a
+        scope the file does not bring: a record whose id is in another scope is a conflict, and
+        ``on_conflict`` says what then happens - ``"fail"`` (``ImportConflict``, nothing written),
+        ``"skip"`` (left out) or ``"rekey"`` (imported under a new id); each is listed in the
+        summary's ``conflicts``. ``user_id`` / ``agent_id`` / ``project_id`` replace every record's
+        own (forcing the target scope; never a merge into rows of other scopes).
+
+        A file that ends before its trailer, or does not match it, raises ``IncompleteExport``
+        unless ``allow_truncated`` (then the summary's ``warnings`` say so).
         """
         from .portable import import_records
 
+        forced = check.scope_of(user_id, agent_id, project_id).as_dict()
         self._gate.check("write", Scope(), "import", whole=True)
         with writing_as(Writer("import", self._agent)), self.bulk_load():
             return import_records(self, self._ready(), source, embedder=self.embedder, backfill=self.ingestor,
-                                  dry_run=bool(dry_run), progress=progress, embed_progress=embed_progress)
+                                  dry_run=bool(dry_run), progress=progress, embed_progress=embed_progress,
+                                  on_conflict=on_conflict, scope=forced, allow_truncated=bool(allow_truncated))
 
     # -- reinforcement, capacity, archival, consolidation (docs/lifecycle.md) ---------------------
     def _with_access(self, entries: builtins.list[Entry]) -> builtins.list[Entry]:

@@ -190,7 +190,7 @@ class ScopedMemory:
     def _filter(self, *, context_type: Any = None, category: Any = None, tags: Any = None, role: Any = None,
                 include_expired: bool = False, include_invalid: bool = False, as_of: Any = None,
                 metadata: Any = None, since: Any = None, until: Any = None, archived: Any = False,
-                min_trust: Any = None, operation: str = "list") -> EntryFilter:
+                min_trust: Any = None, text_contains: Any = None, operation: str = "list") -> EntryFilter:
         if context_type is not None:
             try:
                 context_type = ContextType(getattr(context_type, "value", context_type)).value
@@ -205,22 +205,25 @@ class ScopedMemory:
             include_invalid=include_invalid, as_of=check.when(as_of, "as_of"),
             metadata=check.metadata_filter(metadata),
             since=check.when(since, "since"), until=check.when(until, "until"), archived=archived,
-            min_trust=check_trust(min_trust),
+            min_trust=check_trust(min_trust), text_contains=check.text_needle(text_contains),
             exclude_scopes=k._gate.check("read", self.scope, operation) if k.agent is not None else ())
 
     def list(self, *, context_type: Any = None, category: str | None = None, tags: Sequence[str] | None = None,
              role: str | None = None, include_expired: bool = False, include_invalid: bool = False,
              as_of: datetime | None = None, metadata: dict[str, Any] | None = None, since: datetime | None = None,
              until: datetime | None = None, limit: int | None = 100, offset: int = 0, order: str = "asc",
-             archived: bool | None = False, min_trust: float | None = None) -> builtins.list[Entry]:
+             archived: bool | None = False, min_trust: float | None = None,
+             text_contains: str | None = None) -> builtins.list[Entry]:
         """Entries in creation order, filtered; ``limit=None`` for all. ``archived=True`` lists only
         archived entries (capacity, consolidation), ``None`` both. ``min_trust`` leaves out entries
-        less trusted (``Entry.trust``)."""
+        less trusted (``Entry.trust``). ``text_contains`` keeps the entries whose text holds that exact,
+        case-sensitive substring (evaluated by the store: a literal grep over a scope)."""
         if order not in ("asc", "desc"):
             raise InvalidArgument(f"order must be 'asc' or 'desc', got {order!r}")
         flt = self._filter(context_type=context_type, category=category, tags=tags, role=role,
                            include_expired=include_expired, include_invalid=include_invalid, as_of=as_of,
-                           metadata=metadata, since=since, until=until, archived=archived, min_trust=min_trust)
+                           metadata=metadata, since=since, until=until, archived=archived, min_trust=min_trust,
+                           text_contains=text_contains)
         k = self._kernel
         return k._with_access(k._ready().list_entries(flt, limit=check.limit(limit),
                                                       offset=check.limit(offset, "offset") or 0, order=order))

@@ -5,7 +5,8 @@ SDK hook event        what it does
 UserPromptSubmit      recalls profile + relevant + recent memories for the prompt (``token_budget``) and
                       returns them as ``additionalContext``; waits at most ``prefetch_wait`` seconds
 PreToolUse            recalls the memories stored with the files the tool is about to touch
-                      (``tool_token_budget``), as ``additionalContext``; waits at most ``prefetch_wait``
+                      (``tool_token_budget``), as ``additionalContext``; waits at most ``prefetch_wait``;
+                      denies a subagent's memory_remember / memory_forget (only the main agent writes)
 PostToolUse           notes the files the main agent touched this turn (a subagent's do not count)
 Stop                  queues the exchange - the prompt and Claude's last answer - as two session turns
                       carrying the touched files (``claude_entities``) and tools; no LLM, returns at once
@@ -162,6 +163,10 @@ class AgentBaseMemory:
         return create_sdk_mcp_server(self.server_name, tools=self.tools())
 
     @property
+    def _write_tools(self) -> tuple[str, str]:
+        return f"mcp__{self.server_name}__memory_remember", f"mcp__{self.server_name}__memory_forget"
+
+    @property
     def allowed_tools(self) -> list[str]:
         """The tools' names as Claude sees them (for ``allowed_tools``)."""
         return [f"mcp__{self.server_name}__{name}" for name in ("memory_search", "memory_remember", "memory_forget")]
@@ -203,10 +208,15 @@ class AgentBaseMemory:
 
     async def on_pre_tool_use(self, input_data: HookInput, tool_use_id: str | None,
                               context: HookContext) -> HookJSONOutput:
-        """Inject the memories stored with the files this tool call is about."""
+        """Inject the memories stored with the files this tool call is about; refuse a subagent's memory writes."""
         try:
             if not isinstance(input_data, dict):
                 return _NO_OPINION
+            if input_data.get("agent_id") and input_data.get("tool_name") in self._write_tools:
+                return cast(HookJSONOutput, {"hookSpecificOutput": {
+                    "hookEventName": "PreToolUse", "permissionDecision": "deny",
+                    "permissionDecisionReason": "memory is written by the main agent only; report the fact back "
+                                                "to it instead"}})
             names = tool_entities(input_data.get("tool_input"), input_data.get("cwd"))
             if not names:
                 return _NO_OPINION

@@ -59,16 +59,20 @@ def source_records(source: str, location: Any, *, table: str | None = None,
 
 def import_from(kernel: Any, source: str, location: Any, *, table: str | None = None, user_id: str | None = None,
                 dry_run: bool = False, progress: Callable[[int, int], None] | None = None,
-                embed_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+                embed_progress: Callable[[int, int], None] | None = None,
+                on_conflict: str = "fail") -> dict[str, Any]:
     """Import one source into ``kernel`` (a ``Kernel``); returns ``Kernel.import_``'s summary.
 
+    ``user_id`` is the user of data that names none. A session or memory id already in another
+    scope is a conflict (``on_conflict``: ``"fail"``, ``"skip"`` or ``"rekey"``, as for ``Kernel.import_``).
     ``progress(done, total)`` counts records read (the total is unknown: 0); ``embed_progress`` the
     texts embedded after them.
     """
     records = source_records(source, location, table=table, user_id=user_id)
     if progress is not None:
         records = _counted(records, progress)
-    summary: dict[str, Any] = kernel.import_(records, dry_run=dry_run, embed_progress=embed_progress)
+    summary: dict[str, Any] = kernel.import_(records, dry_run=dry_run, embed_progress=embed_progress,
+                                             on_conflict=on_conflict)
     return summary
 
 

@@ -99,23 +99,35 @@ def _summary_rows(summary: dict[str, Any]) -> list[tuple[Any, ...]]:
 @click.option("--table", metavar="NAME",
               help="The table of --from langchain-sql (default message_store) or llamaindex-sql (default chat_store).")
 @click.option("--user-id", metavar="ID",
-              help="The user for data that names none (chat histories, unscoped Mem0 memories).")
+              help="An agentbase export: import every record as this user's (the file's users are replaced, "
+                   "never merged). Other sources: the user for data that names none (chat histories, unscoped "
+                   "Mem0 memories).")
+@click.option("--agent-id", metavar="ID", help="An agentbase export: import every record as this agent's.")
+@click.option("--project-id", metavar="ID", help="An agentbase export: import every record into this project.")
+@click.option("--on-conflict", type=click.Choice(["fail", "skip", "rekey"]), default="fail", show_default=True,
+              help="A record whose id is already in another scope (an import never takes over another user's "
+                   "row, session or link): fail and write nothing, skip it, or import it under a new id.")
+@click.option("--allow-truncated", is_flag=True,
+              help="Import a file that ends before its trailer or does not match it (cut short or edited).")
 @click.option("--dry-run", is_flag=True, help="Read and check everything, print the counts, write nothing.")
 @json_option
 @database_options()
 @click.pass_context
-def import_(ctx: click.Context, source: str, kind: str, table: str | None, user_id: str | None, dry_run: bool,
+def import_(ctx: click.Context, source: str, kind: str, table: str | None, user_id: str | None,
+            agent_id: str | None, project_id: str | None, on_conflict: str, allow_truncated: bool, dry_run: bool,
             as_json: bool) -> None:
     """Import an agentbase export, or memories and conversations from Mem0, LangChain, LlamaIndex or OpenAI.
 
     One transaction: a bad record (named by its line) leaves the database untouched. Ids and times
-    are kept, so importing the same data again skips what is already there. A database that does not
-    exist yet is created, with the embedder of the export (or the one a Mem0 config names).
+    are kept, so importing the same data again skips what is already there. An id already in another
+    scope is a conflict (--on-conflict). A database that does not exist yet is created, with the
+    embedder of the export (or the one a Mem0 config names).
     """
     if table is not None and kind not in WITH_TABLE:
         raise click.UsageError(f"--table applies to --from {' / '.join(WITH_TABLE)}, not --from {kind}.")
-    if kind == "agentbase" and user_id is not None:
-        raise click.UsageError("--user-id applies to --from sources; an agentbase export keeps its own scopes.")
+    if kind != "agentbase" and (agent_id is not None or project_id is not None or allow_truncated):
+        raise click.UsageError("--agent-id, --project-id and --allow-truncated apply to agentbase exports, "
+                               f"not --from {kind}.")
     quiet = _quiet(ctx)
     target = current_target(ctx)
     stream: Any = (_Replay(sys.stdin) if source == "-" else Path(source)) if kind == "agentbase" else None
@@ -135,7 +147,9 @@ def import_(ctx: click.Context, source: str, kind: str, table: str | None, user_
         if kind == "agentbase":
             with bar("importing", quiet=quiet, unit="record") as progress, \
                     phase_bar("embedding texts without a vector", quiet=quiet, unit="text") as embedding:
-                summary = kernel.import_(stream, dry_run=dry_run, progress=progress, embed_progress=embedding)
+                summary = kernel.import_(stream, dry_run=dry_run, progress=progress, embed_progress=embedding,
+                                         on_conflict=on_conflict, user_id=user_id, agent_id=agent_id,
+                                         project_id=project_id, allow_truncated=allow_truncated)
         else:
             from agentbase_adapters.importers import import_from
 
@@ -143,7 +157,7 @@ def import_(ctx: click.Context, source: str, kind: str, table: str | None, user_
                     phase_bar("embedding texts without a vector", quiet=quiet, unit="text") as embedding:
                 summary = import_from(kernel, kind, source, table=table, user_id=user_id, dry_run=dry_run,
                                       progress=lambda done, total: progress(done, total or None),  # type: ignore[arg-type]
-                                      embed_progress=embedding)
+                                      embed_progress=embedding, on_conflict=on_conflict)
     if as_json:
         echo_json({**{k: v for k, v in summary.items() if k != "header"}, "created": created})
         return
@@ -154,6 +168,8 @@ def import_(ctx: click.Context, source: str, kind: str, table: str | None, user_
         click.echo(f"{verb} {created['path']} - {model}, {created['from']}.")
     table_rows = _summary_rows(summary)
     print_table(table_rows)
+    for warning in summary.get("warnings") or ():
+        click.echo(f"Warning: {warning}.", err=True)
     if dry_run:
         click.echo(f"Dry run: {summary['records']} records read and checked, nothing written.")
         return
@@ -165,6 +181,14 @@ def import_(ctx: click.Context, source: str, kind: str, table: str | None, user_
     if summary.get("reembedded"):
         line += f" {summary['reembedded']} texts embedded."
     click.echo(line)
+    if summary.get("conflicts_total"):
+        click.echo(f"{summary['conflicts_total']} records named rows of another scope ({on_conflict}):")
+        for c in summary["conflicts"]:
+            moved = f" -> {c['new_id']}" if c.get("new_id") else ""
+            click.echo(f"  {c['where']}: {c['type']} {c['id']} {c['reason']}: {c['action']}{moved}")
+        if summary["conflicts_total"] > len(summary["conflicts"]):
+            click.echo(f"  ... and {summary['conflicts_total'] - len(summary['conflicts'])} more (--json lists the first "
+                       f"{len(summary['conflicts'])})")
 
 
 class _Replay:

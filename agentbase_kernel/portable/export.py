@@ -15,7 +15,7 @@ from typing import IO, Any, Protocol
 from ..errors import InvalidArgument
 from ..store.base import EntryFilter
 from ..store.protocol import EntryStore, Maintenance, PortableStore
-from .format import encode_record, header
+from .format import LineDigest, encode_record, header, trailer
 
 __all__ = ["ExportStore", "export_lines", "write_export"]
 
@@ -38,20 +38,26 @@ def export_lines(store: ExportStore, flt: EntryFilter, *, embedder: Any = None, 
                  traces: bool = False, filters: dict[str, Any] | None = None,
                  counts: dict[str, int] | None = None,
                  progress: Callable[[int, int], None] | None = None) -> Iterator[str]:
-    """The file's lines (without newlines): the header, then every record in import order."""
+    """The file's lines (without newlines): the header, every record in import order, the trailer."""
     emb = _embedder_of(store, embedder)
-    yield encode_record("header", {k: v for k, v in header(
+    digest = LineDigest()
+    line = encode_record("header", {k: v for k, v in header(
         schema_version=store.schema_version(), embedder=emb, filters=filters or {},
         vectors=vectors, traces=traces).items() if k != "type"})
+    digest.add(line)
+    yield line
     counts = counts if counts is not None else {}
     total = store.count_entries(flt) if progress is not None else 0
     done = 0
     for kind, fields in store.export_records(flt, vectors=vectors, traces=traces):
         counts[kind] = counts.get(kind, 0) + 1
-        yield encode_record(kind, fields)
+        line = encode_record(kind, fields)
+        digest.add(line)
+        yield line
         if kind == "entry" and progress is not None:
             done += 1
             progress(done, total)
+    yield encode_record("trailer", {k: v for k, v in trailer(counts, digest.hexdigest()).items() if k != "type"})
 
 
 def write_export(store: ExportStore, out: str | os.PathLike[str] | IO[str], flt: EntryFilter, **options: Any) -> dict[str, int]:

@@ -68,6 +68,8 @@ class EntryFilter:
     # entries inside any of these scopes (each set field equal), are left out
     min_trust: float | None = None
     exclude_scopes: tuple[Scope, ...] = ()
+    # the entry text holds this exact substring (case-sensitive): a file backend's literal grep
+    text_contains: str | None = None
 
 
 def bm25_idf(n: int, df: int) -> float:

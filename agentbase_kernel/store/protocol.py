@@ -261,6 +261,10 @@ class SessionStore(Transactional, Protocol):
 
     def get_message(self, session_id: str, message_id: str) -> Message: ...
 
+    def message_sessions(self, message_ids: Iterable[str]) -> dict[str, str]:
+        """``{message_id: session_id}`` for those of ``message_ids`` that exist (import checks ids with it)."""
+        ...
+
     def list_messages(self, session_id: str, *, status: str | None = None, limit: int | None = None,
                       offset: int = 0, order: str = "asc", after: str | None = None,
                       before: str | None = None) -> list[Message]: ...

@@ -68,6 +68,7 @@ def complete_import_entry(values: dict[str, Any], rec: dict[str, Any],
     values["dedup_key"] = (values["content_hash"] if rec.get("dedup", True)
                            else f"{values['content_hash']}:{values['id']}")
     values["search_context"] = values["search_context"] or ""
+    values["confidence"] = 1.0 if values["confidence"] is None else values["confidence"]
     if values["importance"] is None:  # an export made before importance existed: the ingest rule
         values["importance"] = rule_importance(
             category=values["category"], role=values["role"],
@@ -136,13 +137,25 @@ def _text(value: Any, column: str) -> Any:
     return value
 
 
+def _strings(value: Any) -> list[str]:
+    """A stored list of strings as such: anything else an older import stored unchecked is left out."""
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _unit(value: Any, default: float) -> float:
+    """A stored number in [0, 1]; a non-finite or out-of-range one (never written by the API) reads as ``default``."""
+    return float(value) if isinstance(value, (int, float)) and 0 <= value <= 1 else default
+
+
 def entry_from_row(row: Any, *, data: Callable[[Any], Any] = _same,
                    when: Callable[[Any], datetime | None] = _same,
                    text: Callable[[Any, str], str] = _text) -> Entry:
     """An :class:`Entry` from the ``entries`` columns every backend selects, in that order.
 
     ``data`` reads a JSON column, ``when`` a time column and ``text`` a NOT NULL text column (with
-    its name for the error), each in the backend's stored form.
+    its name for the error), each in the backend's stored form. Values the API never writes (tags
+    that are not strings, metadata that is not an object, importance of Infinity - stored by an
+    import before imports were checked) are read as the nearest valid value, so no reader breaks.
     """
     (_rid, id_, ctype, category, l0, l1, l2, tags, user_id, agent_id, project_id, session_id, role,
      actor, confidence, chash, metadata, event_dates, flags, created, updated, valid_from,
@@ -150,15 +163,15 @@ def entry_from_row(row: Any, *, data: Callable[[Any], Any] = _same,
     return Entry(
         id=id_, l2_full=text(l2, "entries.l2_full"), l0_abstract=text(l0, "entries.l0_abstract"),
         l1_overview=text(l1, "entries.l1_overview"), context_type=ContextType(ctype),
-        category=category, tags=data(tags),
+        category=category, tags=_strings(data(tags)),
         scope=Scope(user_id=user_id, agent_id=agent_id, project_id=project_id, session_id=session_id),
-        role=role, actor=actor, confidence=confidence, content_hash=chash,
-        metadata=data(metadata), created_at=when(created), updated_at=when(updated),
-        valid_from=when(valid_from), invalid_at=when(invalid_at),
-        expires_at=when(expires_at), event_dates=data(event_dates),
-        flags=data(flags), superseded_by=superseded_by,
-        importance=0.5 if importance is None else importance, archived_at=when(archived_at),
-        trust=trust, source=source, written_by=written_by,
+        role=role, actor=actor, confidence=_unit(confidence, 1.0), content_hash=chash,
+        metadata=meta if isinstance(meta := data(metadata), dict) else {}, created_at=when(created),
+        updated_at=when(updated), valid_from=when(valid_from), invalid_at=when(invalid_at),
+        expires_at=when(expires_at), event_dates=_strings(data(event_dates)),
+        flags=_strings(data(flags)), superseded_by=superseded_by,
+        importance=_unit(importance, 0.5), archived_at=when(archived_at),
+        trust=_unit(trust, default_trust(role)), source=source, written_by=written_by,
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import uuid
+from collections.abc import Iterable
 from typing import Any
 
 from ...errors import MessageNotFound, SessionNotFound
@@ -117,6 +118,10 @@ class SessionsMixin(SearchMixin):
     def get_message(self, session_id: str, message_id: str) -> Message:
         with self._lock:
             return self._message(self._find_message(session_id, message_id))
+
+    def message_sessions(self, message_ids: Iterable[str]) -> dict[str, str]:
+        with self._lock:
+            return {mid: row["session_id"] for mid in message_ids if (row := self.tables.messages.get(mid)) is not None}
 
     def list_messages(self, session_id: str, *, status: str | None = None, limit: int | None = None,
                       offset: int = 0, order: str = "asc", after: str | None = None,

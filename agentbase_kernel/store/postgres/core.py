@@ -184,6 +184,9 @@ class PgCore:
         if flt.min_trust is not None:
             clauses.append(f"{a}.trust >= %s")
             args.append(flt.min_trust)
+        if flt.text_contains is not None:  # the escaped needle occurs where the needle does (escape.py)
+            clauses.append(f"strpos({a}.l2_full, %s) > 0")
+            args.append(text_in(flt.text_contains))
         for scope in flt.exclude_scopes:  # a scope this reader may not see (lifecycle/permissions.py)
             fields = scope.as_dict()
             if not fields:

@@ -161,6 +161,15 @@ class SessionsMixin(EntriesMixin):
         return self._message(row)
 
     @mapped
+    def message_sessions(self, message_ids: Iterable[str]) -> dict[str, str]:
+        """The session of each of these message ids that exists: ``{message_id: session_id}``."""
+        ids = list(dict.fromkeys(message_ids))
+        if not ids:
+            return {}
+        with self.conns.read() as conn:
+            return dict(conn.execute("SELECT id, session_id FROM messages WHERE id = ANY(%s)", (ids,)).fetchall())
+
+    @mapped
     def list_messages(self, session_id: str, *, status: str | None = None, limit: int | None = None,
                       offset: int = 0, order: str = "asc", after: str | None = None,
                       before: str | None = None) -> list[Message]:

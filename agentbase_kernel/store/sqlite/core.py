@@ -131,6 +131,9 @@ class SqliteCore:
         if flt.min_trust is not None:
             clauses.append(f"{a}.trust >= ?")
             args.append(flt.min_trust)
+        if flt.text_contains is not None:
+            clauses.append(f"instr({a}.l2_full, ?) > 0")
+            args.append(flt.text_contains)
         for scope in flt.exclude_scopes:  # a scope this reader may not see (lifecycle/permissions.py)
             fields = scope.as_dict()
             clauses.append("NOT (" + " AND ".join(f"{a}.{col} IS ?" for col in fields) + ")")

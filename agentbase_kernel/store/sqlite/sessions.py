@@ -150,6 +150,12 @@ class SessionsMixin(EntriesMixin):
         return self._message(row)
 
     @mapped
+    def message_sessions(self, message_ids: Iterable[str]) -> dict[str, str]:
+        """The session of each of these message ids that exists: ``{message_id: session_id}``."""
+        with self.conns.read() as conn:
+            return dict(select_in(conn, "SELECT id, session_id FROM messages WHERE id IN ({marks})", message_ids))
+
+    @mapped
     def list_messages(self, session_id: str, *, status: str | None = None, limit: int | None = None,
                       offset: int = 0, order: str = "asc", after: str | None = None,
                       before: str | None = None) -> list[Message]:

@@ -52,6 +52,7 @@ class FakeClaudeCLI(Transport):
         self.hook_outputs: list[tuple[str, dict[str, Any]]] = []
         self.hook_errors: list[tuple[str, str]] = []
         self.tool_results: list[dict[str, Any]] = []
+        self.denied: list[str] = []
         self._out: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._ids = itertools.count(1)
@@ -151,9 +152,12 @@ class FakeClaudeCLI(Transport):
         for i, call in enumerate(turn.tools):
             tool_use_id = f"toolu_{i}"
             extra = {"agent_id": call.agent_id, "agent_type": "general-purpose"} if call.agent_id else {}
-            await self._fire("PreToolUse", dict(PreToolUseHookInput(
+            decisions = await self._fire("PreToolUse", dict(PreToolUseHookInput(
                 **base, **extra, hook_event_name="PreToolUse", tool_name=call.name, tool_input=call.input,
                 tool_use_id=tool_use_id)), call.name)
+            if any(d.get("hookSpecificOutput", {}).get("permissionDecision") == "deny" for d in decisions):
+                self.denied.append(call.name)  # the CLI does not run a denied tool
+                continue
             response = call.response
             if call.name.startswith("mcp__"):
                 _, server, short = call.name.split("__", 2)

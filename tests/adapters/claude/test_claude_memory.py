@@ -105,6 +105,21 @@ async def test_a_subagent_never_writes(memory, kernel):
     assert kernel.count(user_id="alice") == 0 and cli.hook_outputs == []
 
 
+async def test_a_subagent_may_search_but_not_write_memory(memory, kernel):
+    kernel.add_memory("The API rate limit is 100 requests a minute", user_id="alice")
+    sub = "sub-3"
+    cli, answers = await _run(memory, ["Research the rate limit"], [Turn("Done.", [
+        ToolCall("mcp__agentbase__memory_search", {"query": "rate limit"}, agent_id=sub),
+        ToolCall("mcp__agentbase__memory_remember", {"content": "Subagent guess: limit is 50"}, agent_id=sub),
+        ToolCall("mcp__agentbase__memory_forget", {"memory_id": "x"}, agent_id=sub)])])
+    assert answers == ["Done."]
+    assert cli.denied == ["mcp__agentbase__memory_remember", "mcp__agentbase__memory_forget"]
+    [(found, error)] = map(_tool_json, cli.tool_results)
+    assert not error and found["results"][0]["memory"] == "The API rate limit is 100 requests a minute"
+    assert memory.flush(30)
+    assert "Subagent guess: limit is 50" not in [e.l2_full for e in kernel.list(user_id="alice", limit=None)]
+
+
 async def test_attach_keeps_the_callers_hooks_servers_and_tools(memory):
     seen = []
 

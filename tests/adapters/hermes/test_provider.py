@@ -282,3 +282,31 @@ def test_a_store_that_goes_away_never_breaks_a_turn(hermes, db):
     assert provider.guard.breaker.state == "open" and stats.trips == 1
     assert stats.failed >= 3 and stats.refused >= 40 and stats.sent_while_open == 0  # calls in flight as it opened may fail too
     assert provider.guard.pending_writes() == 20  # kept for when the store is back (bounded)
+
+
+def test_session_switch_moves_later_turns_and_the_quiet_hooks_send_nothing(hermes, kernel):
+    manager, provider = hermes()
+    sent = provider.guard.stats.sent
+    manager.queue_prefetch_all("the next question")  # the next message is unknown: nothing to fetch yet
+    manager.flush_pending(timeout=10)
+    assert manager.on_pre_compress([{"role": "user", "content": "old"}]) == ""  # every turn is already stored
+    assert provider.guard.stats.sent == sent
+    manager.on_session_switch("s2", parent_session_id="s1", reset=True)
+    manager.sync_all("after the switch", "noted", session_id="")
+    manager.flush_pending(timeout=10)
+    assert provider.flush(30)
+    assert [e.scope.session_id for e in kernel.list(user_id="alice")] == ["s2", "s2"]
+
+
+def test_the_install_command_writes_and_activates_the_plugin(hermes_home, capsys):
+    import subprocess
+    import sys
+
+    from plugins.memory import _get_active_memory_provider
+
+    run = subprocess.run([sys.executable, "-m", "agentbase_adapters.hermes", "install", "--hermes-home",
+                          str(hermes_home), "--activate"], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == f"installed the agentbase memory provider in {hermes_home / 'plugins' / 'agentbase'}"
+    assert sorted(p.name for p in (hermes_home / "plugins" / "agentbase").iterdir()) == ["__init__.py", "plugin.yaml"]
+    assert _get_active_memory_provider() == "agentbase"

@@ -254,6 +254,46 @@ def test_every_page_refuses_framing_and_scripts(copy_kernel):
     assert _framing_refused(client.get("/", headers={"Host": "evil.example:8080"}))  # a refusal of the guard
 
 
+def _store_raw(location, entry_id: str) -> None:
+    """Write values the API refuses straight into a row, as an import before the checks could."""
+    values = {"tags": '[{"a": 1}, 5, "travel"]', "metadata": "[1, 2]", "event_dates": '{"x": 1}', "flags": '"flag"'}
+    if isinstance(location, str):  # PostgreSQL: jsonb columns, and float8 takes Infinity
+        import psycopg
+
+        with psycopg.connect(location) as pg:
+            pg.execute("UPDATE entries SET tags = %s::jsonb, metadata = %s::jsonb, event_dates = %s::jsonb, "
+                       "flags = %s::jsonb, importance = 'Infinity', confidence = 'NaN', trust = '-Infinity' "
+                       "WHERE id = %s", (*values.values(), entry_id))
+        return
+    from tests.reliability._inputs import raw_connect
+
+    conn = raw_connect(location)
+    try:
+        conn.execute("UPDATE entries SET tags = ?, metadata = ?, event_dates = ?, flags = ?, importance = 9e999, "
+                     "confidence = -9e999, trust = 9e999 WHERE id = ?",
+                     (*values.values(), entry_id))
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def test_stored_values_the_api_refuses_never_break_a_page(dashboard_file, copy_db_location):
+    """Rows an older import stored unchecked (tags of objects, metadata that is a list, importance
+    Infinity, confidence NaN) are shown as well as they can be: never a 500."""
+    path, ids = dashboard_file
+    location = copy_db_location(path)
+    _store_raw(location, ids["minimal"])
+    with Kernel(location, embedder=HashEmbedder(), ner="regex", create=False) as kernel:
+        client = _client(kernel)
+        for path_ in [href for href, _, _ in VIEWS] + [f"/memories/{ids['minimal']}", "/memories?tag=travel",
+                                                       "/memories?q=window+seats"]:
+            r = client.get(path_)
+            assert r.status_code == 200, (path_, r.status_code, r.text[-500:])
+        entry = kernel.get(ids["minimal"])
+        assert entry.tags == ["travel"] and entry.metadata == {} and entry.event_dates == [] and entry.flags == []
+        assert 0 <= entry.importance <= 1 and 0 <= entry.confidence <= 1 and 0 <= entry.trust <= 1
+
+
 def test_serve_and_main_refuse_bad_arguments(tmp_path, capsys):
     with pytest.raises(InvalidArgument, match="without an API key"):
         serve(tmp_path / "x.db", host="0.0.0.0")
