@@ -16,7 +16,7 @@ from .errors import InvalidArgument, ScopeError
 from .records import ContextType, Scope, Session
 from .rules.importance import check_importance
 from .rules.trust import check_trust
-from .store.filters import parse_metadata_filter
+from .store.filters import CheckedFilter, check_metadata_filter
 
 __all__ = ["MAX_JSON_DEPTH", "check_id", "confidence", "count", "entry_id", "ids", "json_value", "limit", "memory_item",
            "message_item", "metadata", "metadata_filter", "optional_str", "require_scope", "scope_of", "speaker", "tags",
@@ -130,14 +130,14 @@ def metadata(value: Any) -> dict[str, Any]:
     return dict(value)
 
 
-def metadata_filter(value: Any) -> dict[str, Any] | None:
-    """A metadata filter (operators and all, docs/kernel-api.md), checked before any query runs."""
+def metadata_filter(value: Any) -> CheckedFilter | None:
+    """A metadata filter (operators and all, docs/kernel-api.md), checked before any query runs; the
+    mapping carries its parsed tree to the store (``EntryFilter.metadata_tree``)."""
     if value is None:
         return None
     if not isinstance(value, dict):
         raise InvalidArgument(f"metadata must be a dict, got {type(value).__name__}")
-    parse_metadata_filter(value)
-    return dict(value)
+    return check_metadata_filter(value)
 
 
 def text_needle(value: Any) -> str | None:

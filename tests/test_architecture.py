@@ -169,7 +169,7 @@ def test_text_has_no_sql() -> None:
 
 
 def test_the_wings_see_the_store_only_through_its_protocol() -> None:
-    backends = (f"{KERNEL}.store.sqlite",)
+    backends = (f"{KERNEL}.store.sqlite", f"{KERNEL}.store.postgres", f"{KERNEL}.store.sql")
     bad = [*_violations(f"{KERNEL}/ingest", backends), *_violations(f"{KERNEL}/retrieve", backends),
            *_violations(f"{KERNEL}/portable", backends)]
     kernel_py = [m for m, _, _ in imports(ROOT / KERNEL / "kernel.py") if _inside(m, *backends)]
@@ -180,6 +180,21 @@ def test_the_backend_neutral_store_modules_name_no_backend() -> None:
     for name in ("base.py", "protocol.py", "filters.py"):
         modules = [m for m, _, _ in imports(ROOT / KERNEL / "store" / name)]
         assert not any(_inside(m, f"{KERNEL}.store.sqlite", "sqlite3", "sqlean") for m in modules), name
+
+
+SQLITE, POSTGRES, SQL = f"{KERNEL}.store.sqlite", f"{KERNEL}.store.postgres", f"{KERNEL}.store.sql"
+DRIVERS = ("sqlite3", "sqlean", "pysqlite3", "sqlite_vec", "psycopg", "pgvector")
+
+
+@pytest.mark.parametrize(("package", "forbidden"), [
+    ("store/sqlite", (POSTGRES,)),
+    ("store/postgres", (SQLITE,)),
+    ("store/sql", (SQLITE, POSTGRES, *DRIVERS)),
+], ids=["sqlite-not-postgres", "postgres-not-sqlite", "sql-core-no-backend"])
+def test_backends_stand_apart_on_the_sql_core(package: str, forbidden: tuple[str, ...]) -> None:
+    """Each backend builds on ``store/sql`` and never on the other backend; the core names neither, nor a driver."""
+    assert sources(f"{KERNEL}/{package}"), package  # the rule sees files, so it cannot pass vacuously
+    assert _violations(f"{KERNEL}/{package}", forbidden) == []
 
 
 def test_adapters_import_only_public_kernel_names() -> None:

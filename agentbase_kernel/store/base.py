@@ -13,6 +13,7 @@ from typing import Any, overload
 
 from ..records import Scope
 from ..rules.trust import ROLE_TRUST, UNKNOWN_ROLE_TRUST, default_trust
+from .filters import MetadataFilter, parse_metadata_filter
 
 __all__ = ["NO_EMBEDDER", "ROLE_TRUST", "UNKNOWN_ROLE_TRUST", "EntryFilter", "default_trust", "iso", "parse_iso",
            "utcnow"]
@@ -47,7 +48,8 @@ def parse_iso(value: str | None) -> datetime | None:
 class EntryFilter:
     """Which entries a read may see. Scope fields match exactly; ``None`` is unconstrained.
 
-    ``metadata`` is a filter mapping (``store/filters.py``): each backend parses and compiles it.
+    ``metadata`` is a filter mapping (``store/filters.py``), parsed once (``metadata_tree``) and
+    compiled by the store once per call.
     """
 
     scope: Scope = field(default_factory=Scope)
@@ -70,6 +72,20 @@ class EntryFilter:
     exclude_scopes: tuple[Scope, ...] = ()
     # the entry text holds this exact substring (case-sensitive): a file backend's literal grep
     text_contains: str | None = None
+    _parsed: tuple[dict[str, Any], MetadataFilter] | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def metadata_tree(self) -> MetadataFilter | None:
+        """``metadata`` parsed: the tree a checked filter carries (``filters.check_metadata_filter``),
+        else parsed on first use and kept while ``metadata`` is the same object."""
+        if not self.metadata:
+            return None
+        carried: MetadataFilter | None = getattr(self.metadata, "tree", None)
+        if carried is not None:
+            return carried
+        if self._parsed is None or self._parsed[0] is not self.metadata:
+            self._parsed = (self.metadata, parse_metadata_filter(self.metadata))
+        return self._parsed[1]
 
 
 def bm25_idf(n: int, df: int) -> float:

@@ -1,6 +1,6 @@
-"""Backend-neutral row shaping shared by the SQLite (``store/sqlite/``) and PostgreSQL
-(``store/postgres/``) stores: the portable format's field lists, an imported entry's derived
-fields, and a stored ``entries`` row turned into an :class:`Entry`.
+"""Backend-neutral row shaping shared by every store (the SQL core ``store/sql/`` and the in-memory
+``store/memory/``): the portable format's field lists and times, an imported entry's derived fields,
+a stored ``entries`` row turned into an :class:`Entry`, and the checks of a conflict's resolution.
 
 No SQL here: each backend converts values to and from its own column types (text times and JSON
 text in SQLite, ``timestamptz`` and ``jsonb`` in PostgreSQL) and passes those converters in.
@@ -9,17 +9,19 @@ text in SQLite, ``timestamptz`` and ``jsonb`` in PostgreSQL) and passes those co
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
+from ..errors import InvalidArgument
 from ..records import ContextType, Entry, Message, Scope, Session
 from ..rules.importance import rule_importance
-from .base import default_trust
+from .base import default_trust, iso, parse_iso
 
 __all__ = ["ENTRY_FIELDS", "HISTORY_FIELDS", "JSON_ENTRY_FIELDS", "MESSAGE_FIELDS", "PAGE", "SESSION_FIELDS",
-           "TIME_FIELDS", "complete_import_entry", "export_entry_record", "entry_from_row", "message_from_row", "new_entry_values", "scope_key",
-           "session_from_row"]
+           "TIME_FIELDS", "complete_import_entry", "conflict_loser", "entry_from_row", "export_entry_record",
+           "export_time", "message_from_row", "new_entry_values", "scope_key", "session_from_row"]
 
 PAGE = 500
 
@@ -39,6 +41,39 @@ SESSION_FIELDS = ("id", "user_id", "agent_id", "project_id", "metadata", "create
                   "summary_entry_id")
 MESSAGE_FIELDS = ("id", "session_id", "seq", "role", "content", "name", "metadata", "payload", "status",
                   "created_at", "entry_id")
+
+
+_OURS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00")
+
+
+def export_time(value: Any, name: str) -> str | None:
+    """An exported time as our fixed-width UTC text, from any ISO 8601 string with an offset (or
+    none, read as UTC); ``InvalidArgument`` naming ``name`` for anything else."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidArgument(f"{name} must be an ISO 8601 string, got {value!r:.80}")
+    if _OURS.fullmatch(value):  # already in our form (every agentbase export): skip the round trip
+        return value
+    try:
+        return iso(parse_iso(value))
+    except ValueError:
+        raise InvalidArgument(f"{name} is not an ISO 8601 time: {value!r:.80}") from None
+
+
+def conflict_loser(found: list[dict[str, Any]], conflict_id: str, keep: str) -> tuple[dict[str, Any], str]:
+    """``(conflict, the side not kept)`` of a resolution (``found``: ``list_conflicts`` of its id);
+    ``InvalidArgument`` for an unknown or closed conflict or a ``keep`` not in it."""
+    if not found:
+        raise InvalidArgument(f"No conflict with id {conflict_id!r}", param="conflict_id")
+    conflict = found[0]
+    if conflict["status"] != "open":
+        raise InvalidArgument(f"Conflict {conflict_id!r} is already {conflict['status']}",
+                              param="conflict_id", code="conflict_closed")
+    if keep not in conflict["entry_ids"]:
+        raise InvalidArgument(f"keep must be one of the conflict's entries {conflict['entry_ids']}, "
+                              f"got {keep!r}", param="keep")
+    return conflict, next(e for e in conflict["entry_ids"] if e != keep)
 
 
 def scope_key(scope: Scope) -> str:

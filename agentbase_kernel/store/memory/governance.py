@@ -10,10 +10,9 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from ...errors import InvalidArgument
 from ...records import Entry, Scope
 from ..base import iso, parse_iso
-from ..rows import scope_key
+from ..rows import conflict_loser, scope_key
 from .sessions import SessionsMixin
 from .tables import now
 
@@ -162,16 +161,7 @@ class GovernanceMixin(SessionsMixin):
     def resolve_conflict(self, conflict_id: str, keep: str, *, actor: str | None) -> dict[str, Any]:
         with self._lock:
             found = self.list_conflicts(Scope(), include_closed=True, conflict_id=conflict_id)
-            if not found:
-                raise InvalidArgument(f"No conflict with id {conflict_id!r}", param="conflict_id")
-            conflict = found[0]
-            if conflict["status"] != "open":
-                raise InvalidArgument(f"Conflict {conflict_id!r} is already {conflict['status']}",
-                                      param="conflict_id", code="conflict_closed")
-            if keep not in conflict["entry_ids"]:
-                raise InvalidArgument(f"keep must be one of the conflict's entries {conflict['entry_ids']}, "
-                                      f"got {keep!r}", param="keep")
-            loser = next(e for e in conflict["entry_ids"] if e != keep)
+            conflict, loser = conflict_loser(found, conflict_id, keep)
             at = now()
             self._change(loser, invalid_at=at, superseded_by=keep, updated_at=at)
             self.tables.entry_links.setdefault((keep, loser, "supersedes"), at)

@@ -13,7 +13,7 @@ from typing import Any
 
 from ...errors import InvalidArgument
 from ..base import EntryFilter, iso
-from ..filters import All, AnyOf, Cond, MetadataFilter, Not, dumps, parse_metadata_filter
+from ..filters import All, AnyOf, Cond, MetadataFilter, Not, dumps
 
 __all__ = ["check_filter_value", "matches", "passes"]
 
@@ -34,7 +34,7 @@ def prepare(flt: EntryFilter) -> MetadataFilter | None:
     for col, value in equal.items():
         if value is not None:
             check_filter_value(col, value)
-    return parse_metadata_filter(flt.metadata) if flt.metadata else None
+    return flt.metadata_tree
 
 
 def passes(row: dict[str, Any], flt: EntryFilter, now: str, metadata: MetadataFilter | None) -> bool:

@@ -4,7 +4,6 @@ in with their ids and times (docs/export-format.md). The order of records is the
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,7 +11,7 @@ import numpy as np
 
 from ...errors import InvalidArgument
 from ...records import Scope
-from ..base import EntryFilter, iso, parse_iso
+from ..base import EntryFilter
 from ..rows import (
     ENTRY_FIELDS,
     HISTORY_FIELDS,
@@ -21,6 +20,7 @@ from ..rows import (
     TIME_FIELDS,
     complete_import_entry,
     export_entry_record,
+    export_time,
 )
 from ..vectors import encode
 from .governance import GovernanceMixin
@@ -28,25 +28,10 @@ from .tables import now
 
 __all__ = ["PortableMixin"]
 
-_OURS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00")
-
-
-def _time(value: Any, name: str) -> str | None:
-    """Our fixed-width UTC text, from any ISO 8601 string with an offset (or none, read as UTC)."""
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise InvalidArgument(f"{name} must be an ISO 8601 string, got {value!r:.80}")
-    if _OURS.fullmatch(value):
-        return value
-    try:
-        return iso(parse_iso(value))
-    except ValueError:
-        raise InvalidArgument(f"{name} is not an ISO 8601 time: {value!r:.80}") from None
 
 
 def _times(fields: dict[str, Any]) -> dict[str, Any]:
-    return {k: (_time(v, k) if k in TIME_FIELDS else v) for k, v in fields.items()}
+    return {k: (export_time(v, k) if k in TIME_FIELDS else v) for k, v in fields.items()}
 
 
 class PortableMixin(GovernanceMixin):
@@ -157,7 +142,7 @@ class PortableMixin(GovernanceMixin):
             t.entity_entries.setdefault((self._entity_id(norm, label, norm), entry_id), None)
         for a, b, observed_at in rec.get("entity_links") or ():
             pair = sorted([self._entity_id(a[0], a[1], a[0]), self._entity_id(b[0], b[1], b[0])])
-            t.entity_links.setdefault((pair[0], pair[1], entry_id), _time(observed_at, "observed_at") or now())
+            t.entity_links.setdefault((pair[0], pair[1], entry_id), export_time(observed_at, "observed_at") or now())
         return outcome
 
     def _insert_history(self, entry_id: str, event: dict[str, Any]) -> bool:
@@ -230,7 +215,7 @@ class PortableMixin(GovernanceMixin):
         if key in self.tables.entry_links or rec["src"] not in self.tables.entries \
                 or rec["dst"] not in self.tables.entries:
             return "skipped"
-        self.tables.entry_links[key] = _time(rec["created_at"], "created_at") or now()
+        self.tables.entry_links[key] = export_time(rec["created_at"], "created_at") or now()
         return "inserted"
 
     def _import_trace(self, rec: dict[str, Any]) -> str:
@@ -240,7 +225,7 @@ class PortableMixin(GovernanceMixin):
             "id": rec["id"], "query": rec["query"], "scope": copy.deepcopy(rec.get("scope") or {}),
             "intents": list(rec.get("intents") or []), "degrade_reason": rec.get("degrade_reason"),
             "result_ids": list(rec.get("result_ids") or []), "total_ms": float(rec.get("total_ms") or 0.0),
-            "created_at": _time(rec["created_at"], "created_at"),
+            "created_at": export_time(rec["created_at"], "created_at"),
             "steps": [{"name": s["name"], "ms": float(s["ms"]), "candidates": int(s["candidates"]),
                        "params": copy.deepcopy(s.get("params") or {})} for s in rec.get("steps") or ()]}
         return "inserted"
@@ -250,7 +235,7 @@ class PortableMixin(GovernanceMixin):
         if table not in ("entries", "sessions"):
             raise InvalidArgument(f"restore_times takes 'entries' or 'sessions', got {table!r}")
         with self._lock:
-            sets = {k: _time(v, k) for k, v in (("created_at", created_at), ("updated_at", updated_at)) if v}
+            sets = {k: export_time(v, k) for k, v in (("created_at", created_at), ("updated_at", updated_at)) if v}
             if table == "entries" and row_id in self.tables.entries:
                 if sets:
                     self._change(row_id, **sets)

@@ -1,47 +1,46 @@
-"""Archival and per-scope capacity on PostgreSQL (as ``store/sqlite/archive.py``).
+"""Archival and per-scope capacity.
 
 An archived entry keeps its row, vector, entities and links; ``archived_at`` takes it out of
 default reads and every search leg (``EntryFilter.archived``, applied by ``where_sql``). Each
 archive and restore writes an ARCHIVE / RESTORE history event first, then updates the row: the
-audit trigger (migration 4) reads the event for the actor and the reason.
+audit trigger reads the event for the actor and the reason.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from typing import Any
 
 from ...records import Entry, Scope
-from ..base import utcnow
-from .core import ENTRY_COLS, PgCore, fetch_one, mapped, scope_key
+from ..rows import scope_key
+from .core import ENTRY_COLS, SqlCore, mapped
 
 __all__ = ["ArchiveMixin", "set_archived"]
 
 # live in the sense of capacity: in default reads and search
-_LIVE = "e.archived_at IS NULL AND e.invalid_at IS NULL AND (e.expires_at IS NULL OR e.expires_at > %s)"
+_LIVE = "e.archived_at IS NULL AND e.invalid_at IS NULL AND (e.expires_at IS NULL OR e.expires_at > ?)"
 
 
-def set_archived(core: PgCore, conn: Any, entry_ids: Sequence[str], *, archived: bool, reason: str,
+def set_archived(core: SqlCore, conn: Any, entry_ids: Sequence[str], *, archived: bool, reason: str,
                  actor: str | None) -> list[str]:
     """Archive (or restore) the ids not already so, inside the caller's write transaction."""
-    ids = list(dict.fromkeys(entry_ids))
-    if not ids:
-        return []
+    d = core.dialect
     state = "IS NULL" if archived else "IS NOT NULL"
-    rows = conn.execute(f"SELECT id, l2_full, role FROM entries WHERE archived_at {state} AND id = ANY(%s) "
-                        "ORDER BY rid FOR UPDATE", (ids,)).fetchall()
-    now = utcnow()
+    rows = core.select_in(conn, f"SELECT id, l2_full, role FROM entries WHERE archived_at {state} AND {{in}} "
+                                f"ORDER BY rid{d.for_update}", "id", entry_ids)
+    now = d.now()
     event = "ARCHIVE" if archived else "RESTORE"
     for entry_id, text, role in rows:
-        # the stored text is already escaped (core.text_in): written back as it is
+        # the stored text, written back as it is
         conn.execute("INSERT INTO entry_history (id, entry_id, event, old_value, new_value, created_at, actor, role) "
-                     "VALUES (gen_random_uuid()::text, %s, %s, %s, %s, %s, %s, %s)",
-                     (entry_id, event, text, reason, now, actor, role))
-        conn.execute("UPDATE entries SET archived_at = %s WHERE id = %s", (now if archived else None, entry_id))
+                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                     (str(uuid.uuid4()), entry_id, event, text, d.text(reason), now, actor, role))
+        conn.execute("UPDATE entries SET archived_at = ? WHERE id = ?", (now if archived else None, entry_id))
     return [r[0] for r in rows]
 
 
-class ArchiveMixin(PgCore):
+class ArchiveMixin(SqlCore):
     """``entries.archived_at`` and the ``scope_capacity`` table."""
 
     @mapped
@@ -57,8 +56,8 @@ class ArchiveMixin(PgCore):
     @mapped
     def scope_size(self, scope: Scope) -> int:
         with self.conns.read() as conn:
-            return int(fetch_one(conn.execute(f"SELECT count(*) FROM entries e WHERE e.scope_key = %s AND {_LIVE}",
-                                              (scope_key(scope), utcnow())), "scope_size")[0])
+            return int(conn.execute(f"SELECT count(*) FROM entries e WHERE e.scope_key = ? AND {_LIVE}",
+                                    (scope_key(scope), self.dialect.now())).fetchone()[0])
 
     @mapped
     def scope_entries(self, scope: Scope) -> list[Entry]:
@@ -66,19 +65,19 @@ class ArchiveMixin(PgCore):
         with self.conns.read() as conn:
             rows = conn.execute(
                 f"SELECT {cols}, a.access_count, a.last_accessed_at FROM entries e "
-                f"LEFT JOIN entry_access a ON a.entry_id = e.id WHERE e.scope_key = %s AND {_LIVE} ORDER BY e.rid",
-                (scope_key(scope), utcnow())).fetchall()
+                f"LEFT JOIN entry_access a ON a.entry_id = e.id WHERE e.scope_key = ? AND {_LIVE} ORDER BY e.rid",
+                (scope_key(scope), self.dialect.now())).fetchall()
         out = []
         for row in rows:
             entry = self._entry(row[:-2])
-            entry.access_count, entry.last_accessed_at = int(row[-2] or 0), row[-1]
+            entry.access_count, entry.last_accessed_at = int(row[-2] or 0), self.dialect.when(row[-1])
             out.append(entry)
         return out
 
     @mapped
     def scope_capacity(self, scope: Scope) -> int | None:
         with self.conns.read() as conn:
-            row = conn.execute("SELECT max_items FROM scope_capacity WHERE scope_key = %s",
+            row = conn.execute("SELECT max_items FROM scope_capacity WHERE scope_key = ?",
                                (scope_key(scope),)).fetchone()
         return None if row is None else int(row[0])
 
@@ -86,8 +85,8 @@ class ArchiveMixin(PgCore):
     def set_scope_capacity(self, scope: Scope, max_items: int | None) -> None:
         with self.conns.write() as conn:
             if max_items is None:
-                conn.execute("DELETE FROM scope_capacity WHERE scope_key = %s", (scope_key(scope),))
+                conn.execute("DELETE FROM scope_capacity WHERE scope_key = ?", (scope_key(scope),))
             else:
-                conn.execute("INSERT INTO scope_capacity (scope_key, max_items) VALUES (%s, %s) "
+                conn.execute("INSERT INTO scope_capacity (scope_key, max_items) VALUES (?, ?) "
                              "ON CONFLICT (scope_key) DO UPDATE SET max_items = excluded.max_items",
                              (scope_key(scope), int(max_items)))

@@ -9,24 +9,36 @@ from typing import Any
 
 from ...errors import DuplicateEntry, EntryNotFound, InvalidArgument
 from ...records import Entry, HistoryEvent, Scope
-from ..base import EntryFilter, iso, parse_iso, utcnow
+from ..base import EntryFilter, utcnow
 from ..protocol import EntryRow
-from ..rows import new_entry_values
+from ..rows import new_entry_values, scope_key
 from .archive import set_archived
-from .core import ENTRY_COLS, SqliteCore, dumps, mapped, scope_key, select_in
+from .core import ENTRY_COLS, SqlCore, mapped
 
 __all__ = ["EntriesMixin"]
 
+_JSON_COLUMNS = frozenset({"tags", "metadata", "flags", "event_dates"})
+_TIME_COLUMNS = frozenset({"expires_at", "invalid_at", "valid_from", "created_at", "updated_at"})
+_TEXT_COLUMNS = frozenset({"l0_abstract", "l1_overview", "l2_full", "search_text", "search_context"})
+# every table a reset empties, children first
+_TABLES = ("trace_steps", "retrieval_traces", "entity_links", "entity_entries", "entities", "entry_links",
+           "entry_sources", "session_entries", "messages", "sessions", "entry_history", "entries", "embeddings")
 
-class EntriesMixin(SqliteCore):
+
+class EntriesMixin(SqlCore):
     """The ``entries`` and ``entry_history`` tables (and ``entry_links``)."""
+
+    def _new_entry(self, row: EntryRow) -> tuple[str, Any, dict[str, Any]]:
+        """``(id, created_at, columns)`` of a new entry from an ingest row, as parameters."""
+        d = self.dialect
+        now = d.time(row.get("created_at") or utcnow())
+        entry_id = row.get("id") or str(uuid.uuid4())
+        return entry_id, now, new_entry_values(row, entry_id, now, json_value=d.json, when=d.time, text=d.text)
 
     @mapped
     def insert_entry(self, row: EntryRow, *, history: bool = True) -> tuple[Entry, bool]:
         """Insert, or return the live exact duplicate of the same scope: ``(entry, inserted)``."""
-        now = iso(row.get("created_at") or utcnow())
-        entry_id = row.get("id") or str(uuid.uuid4())
-        values = new_entry_values(row, entry_id, now, json_value=dumps, when=iso)
+        entry_id, now, values = self._new_entry(row)
         cols = ", ".join(values)
         marks = ", ".join("?" * len(values))
         with self.conns.write() as conn:
@@ -35,21 +47,26 @@ class EntriesMixin(SqliteCore):
                 "ON CONFLICT (scope_key, dedup_key) WHERE invalid_at IS NULL DO NOTHING",
                 list(values.values()))
             if cur.rowcount == 0:
-                existing = conn.execute(
-                    f"SELECT {ENTRY_COLS} FROM entries WHERE scope_key = ? AND dedup_key = ? "
-                    "AND invalid_at IS NULL", (values["scope_key"], values["dedup_key"])).fetchone()
-                if existing is None:  # the id itself collided
-                    raise InvalidArgument(f"An entry with id {values['id']!r} already exists")
-                found = self._entry(existing)
-                if found.archived_at is not None:  # said again: back in search (lifecycle, archive.py)
-                    set_archived(self, conn, [found.id], archived=False, reason="written again",
-                                 actor=row.get("actor"))
-                    found = self.get_entry(found.id)
-                return found, False
+                return self._live_duplicate(conn, values, row.get("actor")), False
             if history:
                 self._history(conn, entry_id, "ADD", None, row["l2_full"], row.get("actor"), row.get("role"), now)
-            entry = conn.execute(f"SELECT {ENTRY_COLS} FROM entries WHERE id = ?", (values["id"],)).fetchone()
+            self._rows_written(1)
+            entry = conn.execute(f"SELECT {ENTRY_COLS} FROM entries WHERE id = ?", (entry_id,)).fetchone()
             return self._entry(entry), True
+
+    def _live_duplicate(self, conn: Any, values: dict[str, Any], actor: str | None) -> Entry:
+        """The live entry of the same scope and text that kept ``values`` from being inserted; an
+        archived one comes back into search (it was said again)."""
+        existing = conn.execute(
+            f"SELECT {ENTRY_COLS} FROM entries WHERE scope_key = ? AND dedup_key = ? "
+            "AND invalid_at IS NULL", (values["scope_key"], values["dedup_key"])).fetchone()
+        if existing is None:  # the id itself collided
+            raise InvalidArgument(f"An entry with id {values['id']!r} already exists")
+        found = self._entry(existing)
+        if found.archived_at is not None:  # said again: back in search (lifecycle, archive.py)
+            set_archived(self, conn, [found.id], archived=False, reason="written again", actor=actor)
+            found = self.get_entry(found.id)
+        return found
 
     @mapped
     def get_entry(self, entry_id: str, scope: Scope | None = None) -> Entry:
@@ -65,30 +82,34 @@ class EntriesMixin(SqliteCore):
     @mapped
     def get_entries(self, entry_ids: Iterable[str]) -> dict[str, Entry]:
         with self.conns.read() as conn:
-            rows = select_in(conn, f"SELECT {ENTRY_COLS} FROM entries WHERE id IN ({{marks}})", entry_ids)
-            return {row[1]: self._entry(row) for row in rows}
+            rows = self.select_in(conn, f"SELECT {ENTRY_COLS} FROM entries WHERE {{in}}", "id", entry_ids)
+        return {row[1]: self._entry(row) for row in rows}
 
     @mapped
     def entries_by_rid(self, rids: Iterable[int]) -> dict[int, Entry]:
         with self.conns.read() as conn:
-            rows = select_in(conn, f"SELECT {ENTRY_COLS} FROM entries WHERE rid IN ({{marks}})", rids)
-            return {row[0]: self._entry(row) for row in rows}
+            rows = self.select_in(conn, f"SELECT {ENTRY_COLS} FROM entries WHERE {{in}}", "rid",
+                                  (int(r) for r in rids), cast="bigint")
+        return {row[0]: self._entry(row) for row in rows}
 
     @mapped
     def update_entry(self, entry_id: str, scope: Scope, changes: dict[str, Any], *,
                      actor: str | None = None) -> Entry:
         """Apply column changes; an UPDATE history event when ``l2_full`` changes."""
+        d = self.dialect
         with self.conns.write() as conn:
             old = self.get_entry(entry_id, scope)
             sets: dict[str, Any] = {}
             for key, value in changes.items():
-                if key in ("tags", "metadata", "flags", "event_dates"):
-                    sets[key] = dumps(value)
-                elif key in ("expires_at", "invalid_at", "valid_from"):
-                    sets[key] = iso(value)
+                if key in _JSON_COLUMNS:
+                    sets[key] = d.json(value)
+                elif key in _TIME_COLUMNS:
+                    sets[key] = d.time(value)
+                elif key in _TEXT_COLUMNS:
+                    sets[key] = d.text(value)
                 else:
                     sets[key] = value
-            now = iso(utcnow())
+            now = d.now()
             sets["updated_at"] = now
             if "content_hash" in sets and sets["content_hash"] != old.content_hash:
                 keeps_duplicates = conn.execute("SELECT dedup_key != content_hash FROM entries WHERE id = ?",
@@ -122,13 +143,18 @@ class EntriesMixin(SqliteCore):
             return entry
 
     def _delete_rows(self, conn: Any, entries: list[Entry], actor: str | None) -> None:
-        now = iso(utcnow())
-        for entry in entries:
-            self._history(conn, entry.id, "DELETE", entry.l2_full, None, actor, entry.role, now)
-        ids = [e.id for e in entries]
-        for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
-            conn.execute(f"DELETE FROM entries WHERE id IN ({','.join('?' * len(chunk))})", chunk)
+        """Delete ``entries``, each after its DELETE event (the audit trigger reads its actor there)."""
+        if not entries:
+            return
+        d = self.dialect
+        now = d.now()
+        conn.executemany(
+            "INSERT INTO entry_history (id, entry_id, event, old_value, new_value, created_at, actor, role) "
+            "VALUES (?, ?, 'DELETE', ?, NULL, ?, ?, ?)",
+            [(str(uuid.uuid4()), e.id, d.text(e.l2_full), now, actor, e.role) for e in entries])
+        for part in d.chunks([e.id for e in entries]):
+            cond, args = d.any_of("id", part)
+            conn.execute(f"DELETE FROM entries WHERE {cond}", args)
 
     @mapped
     def delete_entries(self, flt: EntryFilter, *, actor: str | None = None) -> int:
@@ -142,15 +168,10 @@ class EntriesMixin(SqliteCore):
                      order: str = "asc") -> list[Entry]:
         where, args = self.where_sql(flt)
         direction = "DESC" if order == "desc" else "ASC"
-        sql = f"SELECT {ENTRY_COLS} FROM entries e WHERE {where} ORDER BY e.rid {direction}"
-        if limit is not None:
-            sql += " LIMIT ? OFFSET ?"
-            args = [*args, limit, offset]
-        elif offset:
-            sql += " LIMIT -1 OFFSET ?"
-            args = [*args, offset]
+        page, page_args = self.dialect.page(limit, offset)
+        sql = f"SELECT {ENTRY_COLS} FROM entries e WHERE {where} ORDER BY e.rid {direction}{page}"
         with self.conns.read() as conn:
-            return [self._entry(r) for r in conn.execute(sql, args)]
+            return [self._entry(r) for r in conn.execute(sql, [*args, *page_args])]
 
     @mapped
     def count_entries(self, flt: EntryFilter) -> int:
@@ -160,39 +181,40 @@ class EntriesMixin(SqliteCore):
 
     @mapped
     def history(self, entry_id: str) -> list[HistoryEvent]:
+        d = self.dialect
         with self.conns.read() as conn:
             rows = conn.execute(
                 "SELECT id, entry_id, event, old_value, new_value, created_at, actor, role FROM entry_history "
                 "WHERE entry_id = ? ORDER BY seq", (entry_id,)).fetchall()
-        return [HistoryEvent(r[0], r[1], r[2], r[3], r[4], parse_iso(r[5]), r[6], r[7]) for r in rows]  # type: ignore[arg-type]
+        return [HistoryEvent(r[0], r[1], r[2], d.text_out(r[3]), d.text_out(r[4]), d.when(r[5]), r[6], r[7])  # type: ignore[arg-type]
+                for r in rows]
 
     @mapped
     def live_subject_entries(self, scope: Scope, subject_key: str, exclude_id: str) -> list[Entry]:
         with self.conns.read() as conn:
             rows = conn.execute(
                 f"SELECT {ENTRY_COLS} FROM entries WHERE scope_key = ? AND subject_key = ? "
-                "AND invalid_at IS NULL AND id != ?", (scope_key(scope), subject_key, exclude_id)).fetchall()
+                "AND invalid_at IS NULL AND id != ? ORDER BY rid", (scope_key(scope), subject_key, exclude_id)).fetchall()
         return [self._entry(r) for r in rows]
 
     @mapped
     def supersede(self, old_id: str, new_id: str, at: datetime) -> None:
         """Mark ``old_id`` invalid from ``at`` and link it to its successor; never deletes."""
+        d = self.dialect
         with self.conns.write() as conn:
             conn.execute("UPDATE entries SET invalid_at = ?, superseded_by = ?, updated_at = ? WHERE id = ?",
-                         (iso(at), new_id, iso(utcnow()), old_id))
-            conn.execute("INSERT OR IGNORE INTO entry_links (src, dst, relation, created_at) VALUES (?, ?, 'supersedes', ?)",
-                         (new_id, old_id, iso(utcnow())))
+                         (d.time(at), new_id, d.now(), old_id))
+            conn.execute("INSERT INTO entry_links (src, dst, relation, created_at) VALUES (?, ?, 'supersedes', ?) "
+                         "ON CONFLICT DO NOTHING", (new_id, old_id, d.now()))
 
     @mapped
     def link_entries(self, src: str, dst: str, relation: str) -> None:
         with self.conns.write() as conn:
-            conn.execute("INSERT OR IGNORE INTO entry_links (src, dst, relation, created_at) VALUES (?, ?, ?, ?)",
-                         (src, dst, relation, iso(utcnow())))
+            conn.execute("INSERT INTO entry_links (src, dst, relation, created_at) VALUES (?, ?, ?, ?) "
+                         "ON CONFLICT DO NOTHING", (src, dst, relation, self.dialect.now()))
 
     @mapped
     def reset(self) -> None:
         with self.conns.write() as conn:
-            for table in ("trace_steps", "retrieval_traces", "entity_links", "entity_entries", "entities",
-                          "entry_links", "entry_sources", "session_entries", "messages", "sessions",
-                          "entry_history", "entries", "embeddings"):
+            for table in _TABLES:
                 conn.execute(f"DELETE FROM {table}")

@@ -2,82 +2,89 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Iterable
 from typing import Any
 
-from ...errors import MessageNotFound, SessionNotFound
+from ...errors import InvalidArgument, MessageNotFound, SessionNotFound
 from ...records import Message, Provenance, Scope, Session
-from ..base import EntryFilter, iso, parse_iso, utcnow
+from ..base import EntryFilter, utcnow
 from ..protocol import MessageRow
 from ..rows import message_from_row, session_from_row
-from .core import dumps, mapped, select_in
+from .core import mapped
 from .entries import EntriesMixin
 
-__all__ = ["SessionsMixin"]
+__all__ = ["MSG_COLS", "SESSION_COLS", "SessionsMixin"]
+
+SESSION_COLS = "id, user_id, agent_id, project_id, metadata, created_at, updated_at, committed_at, summary_entry_id"
+MSG_COLS = "id, session_id, seq, role, content, name, metadata, payload, status, created_at, entry_id"
+_MESSAGE_COLUMNS = frozenset({"role", "content", "name", "metadata", "payload", "status", "created_at", "entry_id"})
 
 
 class SessionsMixin(EntriesMixin):
     """``sessions``, ``messages``, ``entry_sources`` and ``session_entries``."""
 
     def _session(self, row: Any) -> Session:
-        return session_from_row(row, data=json.loads, when=parse_iso)
+        return session_from_row(row, data=self.dialect.data, when=self.dialect.when)
 
-    _SESSION_COLS = "id, user_id, agent_id, project_id, metadata, created_at, updated_at, committed_at, summary_entry_id"
+    def _message(self, row: Any) -> Message:
+        d = self.dialect
+        return message_from_row(row, data=d.data, when=d.when, text=d.required_text)
 
     @mapped
     def ensure_session(self, session_id: str, scope: Scope, metadata: dict[str, Any] | None) -> tuple[Session, bool]:
+        d = self.dialect
         with self.conns.write() as conn:
-            row = conn.execute(f"SELECT {self._SESSION_COLS} FROM sessions WHERE id = ?", (session_id,)).fetchone()
-            if row is not None:
-                return self._session(row), False
-            now = iso(utcnow())
-            conn.execute(
+            now = d.now()
+            # racing writers of one session agree on one row
+            created = conn.execute(
                 "INSERT INTO sessions (id, user_id, agent_id, project_id, metadata, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (session_id, scope.user_id, scope.agent_id, scope.project_id, dumps(metadata or {}), now, now))
-            row = conn.execute(f"SELECT {self._SESSION_COLS} FROM sessions WHERE id = ?", (session_id,)).fetchone()
-            return self._session(row), True
+                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+                (session_id, scope.user_id, scope.agent_id, scope.project_id, d.json(metadata or {}), now, now))
+            row = conn.execute(f"SELECT {SESSION_COLS} FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            return self._session(row), created.rowcount > 0
 
     @mapped
     def find_session(self, session_id: str) -> Session | None:
         with self.conns.read() as conn:
-            row = conn.execute(f"SELECT {self._SESSION_COLS} FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            row = conn.execute(f"SELECT {SESSION_COLS} FROM sessions WHERE id = ?", (session_id,)).fetchone()
         return self._session(row) if row else None
 
     @mapped
     def list_sessions(self, scope: Scope, limit: int | None, offset: int) -> list[Session]:
-        clauses, args = [], []
+        d = self.dialect
+        clauses: list[str] = []
+        args: list[Any] = []
         for col in ("user_id", "agent_id", "project_id"):
             value = getattr(scope, col)
             if value is not None:
                 clauses.append(f"{col} = ?")
                 args.append(value)
-        sql = f"SELECT {self._SESSION_COLS} FROM sessions WHERE {' AND '.join(clauses) or '1'} ORDER BY rowid"
-        sql += " LIMIT ? OFFSET ?"
-        args.extend([-1 if limit is None else limit, offset])
+        page, page_args = d.page(limit, offset)
+        sql = f"SELECT {SESSION_COLS} FROM sessions WHERE {' AND '.join(clauses) or d.true} ORDER BY {d.row_order}{page}"
         with self.conns.read() as conn:
-            return [self._session(r) for r in conn.execute(sql, args)]
+            return [self._session(r) for r in conn.execute(sql, [*args, *page_args])]
 
     @mapped
     def update_session(self, session_id: str, *, metadata: dict[str, Any] | None = None,
                        committed: bool = False, summary_entry_id: str | None = None) -> Session:
+        d = self.dialect
         with self.conns.write() as conn:
-            sets, args = ["updated_at = ?"], [iso(utcnow())]
+            sets: list[str] = ["updated_at = ?"]
+            args: list[Any] = [d.now()]
             if metadata is not None:
                 sets.append("metadata = ?")
-                args.append(dumps(metadata))
+                args.append(d.json(metadata))
             if committed:
                 sets.append("committed_at = ?")
-                args.append(iso(utcnow()))
+                args.append(d.now())
             if summary_entry_id is not None:
                 sets.append("summary_entry_id = ?")
                 args.append(summary_entry_id)
             cur = conn.execute(f"UPDATE sessions SET {', '.join(sets)} WHERE id = ?", [*args, session_id])
             if cur.rowcount == 0:
                 raise SessionNotFound(session_id)
-            row = conn.execute(f"SELECT {self._SESSION_COLS} FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            row = conn.execute(f"SELECT {SESSION_COLS} FROM sessions WHERE id = ?", (session_id,)).fetchone()
             return self._session(row)
 
     @mapped
@@ -85,10 +92,26 @@ class SessionsMixin(EntriesMixin):
         with self.conns.write() as conn:
             self._delete_messages(conn, session_id, None)
             conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
-    _MSG_COLS = "id, session_id, seq, role, content, name, metadata, payload, status, created_at, entry_id"
 
-    def _message(self, row: Any) -> Message:
-        return message_from_row(row, data=json.loads, when=parse_iso)
+    def _message_values(self, row: MessageRow) -> tuple[Any, ...]:
+        """``role, content, name, metadata, payload, status, created_at`` of a new message, as parameters."""
+        d = self.dialect
+        return (row["role"], d.text(row["content"]), row.get("name"), d.json(row.get("metadata") or {}),
+                None if row.get("payload") is None else d.json(row["payload"]), row.get("status", "active"),
+                d.time(row.get("created_at") or utcnow()))
+
+    def _message_seq(self, conn: Any, session_id: str, position: int) -> int:
+        """The ``seq`` a message inserted at ``position`` takes; the later messages move up one."""
+        seqs = [r[0] for r in conn.execute("SELECT seq FROM messages WHERE session_id = ? ORDER BY seq", (session_id,))]
+        if position < 0:
+            position = max(0, len(seqs) + position)
+        if position >= len(seqs):
+            return int(seqs[-1] + 1) if seqs else 1
+        seq = int(seqs[position])
+        # shift in two steps so UNIQUE (session_id, seq) never sees a clash
+        conn.execute("UPDATE messages SET seq = -(seq + 1) WHERE session_id = ? AND seq >= ?", (session_id, seq))
+        conn.execute("UPDATE messages SET seq = -seq WHERE session_id = ? AND seq < 0", (session_id,))
+        return seq
 
     @mapped
     def insert_message(self, session_id: str, row: MessageRow, position: int | None = None) -> Message:
@@ -97,27 +120,12 @@ class SessionsMixin(EntriesMixin):
                 seq = conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE session_id = ?",
                                    (session_id,)).fetchone()[0]
             else:
-                seqs = [r[0] for r in conn.execute(
-                    "SELECT seq FROM messages WHERE session_id = ? ORDER BY seq", (session_id,))]
-                if position < 0:
-                    position = max(0, len(seqs) + position)
-                if position >= len(seqs):
-                    seq = (seqs[-1] + 1) if seqs else 1
-                else:
-                    seq = seqs[position]
-                    # shift in two steps so UNIQUE (session_id, seq) never sees a clash
-                    conn.execute("UPDATE messages SET seq = -(seq + 1) WHERE session_id = ? AND seq >= ?",
-                                 (session_id, seq))
-                    conn.execute("UPDATE messages SET seq = -seq WHERE session_id = ? AND seq < 0", (session_id,))
+                seq = self._message_seq(conn, session_id, position)
             message_id = row.get("id") or f"msg_{uuid.uuid4().hex}"
             conn.execute(
                 "INSERT INTO messages (id, session_id, seq, role, content, name, metadata, payload, status, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (message_id, session_id, seq, row["role"], row["content"], row.get("name"),
-                 dumps(row.get("metadata") or {}),
-                 None if row.get("payload") is None else dumps(row["payload"]),
-                 row.get("status", "active"), iso(row.get("created_at") or utcnow())))
-            conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (iso(utcnow()), session_id))
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (message_id, session_id, seq, *self._message_values(row)))
+            conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (self.dialect.now(), session_id))
             return self.get_message(session_id, message_id)
 
     @mapped
@@ -125,25 +133,30 @@ class SessionsMixin(EntriesMixin):
         """Link a message's turn entry: message.entry_id, provenance and the session link."""
         with self.conns.write() as conn:
             conn.execute("UPDATE messages SET entry_id = ? WHERE id = ?", (entry_id, message_id))
-            conn.execute("INSERT OR IGNORE INTO entry_sources (entry_id, message_id) VALUES (?, ?)", (entry_id, message_id))
-            conn.execute("INSERT OR IGNORE INTO session_entries (session_id, entry_id, relation) VALUES (?, ?, ?)",
-                         (session_id, entry_id, relation))
+            self._link(conn, entry_id, message_id, session_id, relation)
+
+    def _link(self, conn: Any, entry_id: str, message_id: str | None, session_id: str | None, relation: str) -> None:
+        if message_id is not None:
+            conn.execute("INSERT INTO entry_sources (entry_id, message_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                         (entry_id, message_id))
+        if session_id is not None:
+            conn.execute("INSERT INTO session_entries (session_id, entry_id, relation) VALUES (?, ?, ?) "
+                         "ON CONFLICT DO NOTHING", (session_id, entry_id, relation))
 
     @mapped
     def link_source(self, entry_id: str, message_id: str) -> None:
         with self.conns.write() as conn:
-            conn.execute("INSERT OR IGNORE INTO entry_sources (entry_id, message_id) VALUES (?, ?)", (entry_id, message_id))
+            self._link(conn, entry_id, message_id, None, "")
 
     @mapped
     def link_session(self, session_id: str, entry_id: str, relation: str) -> None:
         with self.conns.write() as conn:
-            conn.execute("INSERT OR IGNORE INTO session_entries (session_id, entry_id, relation) VALUES (?, ?, ?)",
-                         (session_id, entry_id, relation))
+            self._link(conn, entry_id, None, session_id, relation)
 
     @mapped
     def get_message(self, session_id: str, message_id: str) -> Message:
         with self.conns.read() as conn:
-            row = conn.execute(f"SELECT {self._MSG_COLS} FROM messages WHERE id = ? AND session_id = ?",
+            row = conn.execute(f"SELECT {MSG_COLS} FROM messages WHERE id = ? AND session_id = ?",
                                (message_id, session_id)).fetchone()
         if row is None:
             raise MessageNotFound(message_id, session_id)
@@ -153,13 +166,14 @@ class SessionsMixin(EntriesMixin):
     def message_sessions(self, message_ids: Iterable[str]) -> dict[str, str]:
         """The session of each of these message ids that exists: ``{message_id: session_id}``."""
         with self.conns.read() as conn:
-            return dict(select_in(conn, "SELECT id, session_id FROM messages WHERE id IN ({marks})", message_ids))
+            return dict(self.select_in(conn, "SELECT id, session_id FROM messages WHERE {in}", "id", message_ids))
 
     @mapped
     def list_messages(self, session_id: str, *, status: str | None = None, limit: int | None = None,
                       offset: int = 0, order: str = "asc", after: str | None = None,
                       before: str | None = None) -> list[Message]:
-        clauses, args = ["session_id = ?"], [session_id]
+        clauses: list[str] = ["session_id = ?"]
+        args: list[Any] = [session_id]
         if status is not None:
             clauses.append("status = ?")
             args.append(status)
@@ -175,14 +189,15 @@ class SessionsMixin(EntriesMixin):
                 forward = is_after != desc
                 clauses.append("seq > ?" if forward else "seq < ?")
                 args.append(row[0])
-            sql = (f"SELECT {self._MSG_COLS} FROM messages WHERE {' AND '.join(clauses)} "
-                   f"ORDER BY seq {'DESC' if desc else 'ASC'} LIMIT ? OFFSET ?")
-            rows = conn.execute(sql, [*args, -1 if limit is None else limit, offset]).fetchall()
+            page, page_args = self.dialect.page(limit, offset)
+            sql = f"SELECT {MSG_COLS} FROM messages WHERE {' AND '.join(clauses)} ORDER BY seq {'DESC' if desc else 'ASC'}"
+            rows = conn.execute(sql + page, [*args, *page_args]).fetchall()
         return [self._message(r) for r in rows]
 
     @mapped
     def count_messages(self, session_id: str, status: str | None = None) -> int:
-        sql, args = "SELECT count(*) FROM messages WHERE session_id = ?", [session_id]
+        sql = "SELECT count(*) FROM messages WHERE session_id = ?"
+        args: list[Any] = [session_id]
         if status is not None:
             sql += " AND status = ?"
             args.append(status)
@@ -191,12 +206,23 @@ class SessionsMixin(EntriesMixin):
 
     @mapped
     def update_message(self, session_id: str, message_id: str, changes: dict[str, Any]) -> Message:
+        d = self.dialect
         with self.conns.write() as conn:
             self.get_message(session_id, message_id)
-            sets, args = [], []
+            sets: list[str] = []
+            args: list[Any] = []
             for key, value in changes.items():
+                if key not in _MESSAGE_COLUMNS:
+                    raise InvalidArgument(f"A message has no field {key!r}")
                 sets.append(f"{key} = ?")
-                args.append(dumps(value) if key in ("metadata", "payload") else value)
+                if key in ("metadata", "payload"):
+                    args.append(None if value is None and key == "payload" else d.json(value))
+                elif key == "content":
+                    args.append(d.text(value))
+                elif key == "created_at" and value is not None:
+                    args.append(d.time(value))
+                else:
+                    args.append(value)
             if sets:
                 conn.execute(f"UPDATE messages SET {', '.join(sets)} WHERE id = ?", [*args, message_id])
             return self.get_message(session_id, message_id)
@@ -222,32 +248,27 @@ class SessionsMixin(EntriesMixin):
         """Delete messages and the entries that only they produced (turns and facts)."""
         if not messages:
             return
+        d = self.dialect
         ids = [m.id for m in messages]
-        derived: set[str] = set()
-        for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
-            derived.update(r[0] for r in conn.execute(
-                f"SELECT entry_id FROM entry_sources WHERE message_id IN ({','.join('?' * len(chunk))})", chunk))
-            derived.update(m.entry_id for m in messages[i : i + 500] if m.entry_id)
-            conn.execute(f"DELETE FROM messages WHERE id IN ({','.join('?' * len(chunk))})", chunk)
-        orphans = [eid for eid in derived if conn.execute(
-            "SELECT 1 FROM entry_sources WHERE entry_id = ? UNION ALL SELECT 1 FROM messages WHERE entry_id = ? LIMIT 1",
-            (eid, eid)).fetchone() is None]
-        existing = list(self.get_entries(orphans).values())
-        self._delete_rows(conn, existing, None)
+        derived = {r[0] for r in self.select_in(conn, "SELECT entry_id FROM entry_sources WHERE {in}", "message_id", ids)}
+        derived.update(m.entry_id for m in messages if m.entry_id)
+        for part in d.chunks(ids):
+            cond, args = d.any_of("id", part)
+            conn.execute(f"DELETE FROM messages WHERE {cond}", args)
+        kept = {r[0] for r in self.select_in(conn, "SELECT entry_id FROM entry_sources WHERE {in}", "entry_id", derived)}
+        kept.update(r[0] for r in self.select_in(conn, "SELECT entry_id FROM messages WHERE {in}", "entry_id", derived))
+        orphans = [eid for eid in derived if eid not in kept]
+        self._delete_rows(conn, list(self.get_entries(orphans).values()), None)
 
     @mapped
     def provenance(self, entry_ids: Iterable[str]) -> dict[str, list[Provenance]]:
         ids = list(dict.fromkeys(entry_ids))
         out: dict[str, list[Provenance]] = {i: [] for i in ids}
         with self.conns.read() as conn:
-            for i in range(0, len(ids), 500):
-                chunk = ids[i : i + 500]
-                for entry_id, mid, sid, role, meta in conn.execute(
-                        "SELECT s.entry_id, m.id, m.session_id, m.role, m.metadata FROM entry_sources s "
-                        f"JOIN messages m ON m.id = s.message_id WHERE s.entry_id IN ({','.join('?' * len(chunk))}) "
-                        "ORDER BY m.rid", chunk):
-                    out[entry_id].append(Provenance(mid, sid, role, json.loads(meta)))
+            rows = self.select_in(conn, "SELECT s.entry_id, m.id, m.session_id, m.role, m.metadata FROM entry_sources s "
+                                        "JOIN messages m ON m.id = s.message_id WHERE {in} ORDER BY m.rid", "s.entry_id", ids)
+        for entry_id, mid, sid, role, meta in rows:
+            out[entry_id].append(Provenance(mid, sid, role, self.dialect.data(meta)))
         return out
 
     @mapped
@@ -259,17 +280,18 @@ class SessionsMixin(EntriesMixin):
                     f"LEFT JOIN entries {alias}e ON {alias}e.id = {alias}m.entry_id ")
 
         with self.conns.read() as conn:
-            rows = select_in(
-                conn,
-                "SELECT e.rid, pe.content_hash, ne.content_hash FROM entries e JOIN messages m ON m.entry_id = e.id "
-                + near("p", "<", "max") + near("n", ">", "min") + "WHERE e.rid IN ({marks})", rids)
+            rows = self.select_in(
+                conn, "SELECT e.rid, pe.content_hash, ne.content_hash FROM entries e JOIN messages m ON m.entry_id = e.id "
+                + near("p", "<", "max") + near("n", ">", "min") + "WHERE {in}", "e.rid", (int(r) for r in rids),
+                cast="bigint")
         return {int(rid): (prev, nxt) for rid, prev, nxt in rows if prev or nxt}
 
     @mapped
     def append_search_context(self, entry_id: str, text: str) -> None:
-        """Add words to an entry's FTS context column (a reply that came after it); its content is unchanged."""
+        """Add words to an entry's FTS context (a reply that came after it); its content is unchanged."""
         with self.conns.write() as conn:
-            conn.execute("UPDATE entries SET search_context = search_context || ? WHERE id = ?", (text, entry_id))
+            conn.execute("UPDATE entries SET search_context = search_context || ? WHERE id = ?",
+                         (self.dialect.text(text), entry_id))
 
     @mapped
     def session_neighbours(self, entry_ids: list[str], window: int, flt: EntryFilter) -> dict[str, list[str]]:
@@ -288,15 +310,3 @@ class SessionsMixin(EntriesMixin):
                     [row[0], row[1] - window, row[1] + window, entry_id, *args]).fetchall()
                 out[entry_id] = [r[0] for r in rows]
         return out
-
-    @mapped
-    def session_linked(self, session_id: str, flt: EntryFilter, relation: str | None = None) -> list[str]:
-        where, args = self.where_sql(flt)
-        sql = (f"SELECT e.id FROM session_entries s JOIN entries e ON e.id = s.entry_id "
-               f"WHERE s.session_id = ? AND {where}")
-        params = [session_id, *args]
-        if relation:
-            sql += " AND s.relation = ?"
-            params.append(relation)
-        with self.conns.read() as conn:
-            return [r[0] for r in conn.execute(sql + " ORDER BY e.rid", params)]
