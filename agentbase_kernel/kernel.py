@@ -489,6 +489,16 @@ class Kernel:
                   token_budget=token_budget, strategy=strategy, include_expired=include_expired, config=config,
                   reinforce=reinforce, min_trust=min_trust, trust_weight=trust_weight)
 
+    def retrieve_by_entities(self, entities: Sequence[str], *, top_k: int = 10, budget_tokens: int | None = None,
+                             user_id: str | None = None, agent_id: str | None = None, project_id: str | None = None,
+                             session_id: str | None = None, context_type: Any = None,
+                             reinforce: bool | None = None) -> FindResult:
+        """``scope(...).retrieve_by_entities``: the memories and skills linked to these file paths,
+        table names, URLs or ids, best first, within ``budget_tokens``."""
+        return self.scope(user_id=user_id, agent_id=agent_id, project_id=project_id, session_id=session_id) \
+            .retrieve_by_entities(entities, top_k=top_k, budget_tokens=budget_tokens, context_type=context_type,
+                                  reinforce=reinforce)
+
     def _embed_before_find(self, flt: EntryFilter, config: RetrievalConfig | None) -> int:
         """Read-your-writes for vectors: embed the searched scope's queued texts (up to
         ``ingest.find_embeds_at_most``) before ranking; returns how many still wait."""
@@ -849,6 +859,7 @@ class AgentBase:
     count = in_thread(Kernel.count)
     history = in_thread(Kernel.history)
     find = in_thread(Kernel.find)
+    retrieve_by_entities = in_thread(Kernel.retrieve_by_entities)
     trace_session = in_thread(Kernel.trace_session)
     entity_graph = in_thread(Kernel.entity_graph)
     diff_entries = in_thread(Kernel.diff_entries)

@@ -274,7 +274,7 @@ class Mem0Adapter:
         # find ranks at most Kernel.max_top_k hits; a larger top_k gets that many
         hits: FindResult = self._kernel.find(
             text, top_k=min(size, self._kernel.max_top_k), **scope, metadata=to_kernel_filter(rest) or None,
-            include_expired=show_expired, reference_time=timestamp(reference_date),
+            include_expired=show_expired, reference_time=timestamp(reference_date, "reference_date"),
         )
         rows = []
         for hit in hits:

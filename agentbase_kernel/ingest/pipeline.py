@@ -27,6 +27,7 @@ from ..rules.trust import stamp
 from ..store.base import NO_EMBEDDER, EntryFilter, utcnow
 from ..store.protocol import EntryRow
 from ..text import tokenize
+from ..text.targets import target_entities
 from .roles import IngestStore
 from .streams import StreamWriter, infer_speaker, leading_time
 from .turns import is_turn, turn_context, turn_items
@@ -79,6 +80,14 @@ class Analysis:
             return None, None
         return min(d.start for d in self.dates).isoformat(), max(d.end for d in self.dates).isoformat()
 
+
+
+def _entity_rows(text: str, analysis: Analysis) -> list[tuple[str, str, str]]:
+    """What an entry is linked to: its named entities, then the code targets NER leaves out
+    (relative paths, identifiers: ``text/targets.py``) - linked, never tags."""
+    rows = [(e.norm, e.label, e.text) for e in analysis.entities]
+    named = {norm for norm, _, _ in rows}
+    return rows + [t for t in target_entities(text) if t[0] not in named]
 
 class Ingestor:
     """Turns texts into stored entries. Owned by the kernel; adapters never see it.
@@ -537,9 +546,9 @@ class Ingestor:
         return AddResult(entry=entry, event="ADD")
 
     def _store_entities(self, entry: Entry, analysis: Analysis) -> None:
-        if analysis.entities:
-            self.store.add_entities(entry.id, [(e.norm, e.label, e.text) for e in analysis.entities],
-                                    entry.created_at or utcnow())
+        found = _entity_rows(entry.l2_full, analysis)
+        if found:
+            self.store.add_entities(entry.id, found, entry.created_at or utcnow())
 
     def _fact_row(self, item: dict[str, Any], fact: Any) -> dict[str, Any]:
         role = item.get("role", "user")
@@ -626,7 +635,7 @@ class Ingestor:
         with self.store.transaction():
             updated = self.store.update_entry(entry.id, scope, changes, actor=actor)
             if analysis is not None:
-                self.store.add_entities(entry.id, [(e.norm, e.label, e.text) for e in analysis.entities],
+                self.store.add_entities(entry.id, _entity_rows(updated.l2_full, analysis),
                                         entry.created_at or utcnow(), replace=True)
         if not embedded:
             self._await([updated])

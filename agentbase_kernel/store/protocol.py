@@ -181,6 +181,14 @@ class EntryStore(Transactional, Protocol):
 
     def entity_graph(self, flt: EntryFilter, entity: str | None = None, limit: int = 200) -> dict[str, Any]: ...
 
+    def entity_matches(self, keys: Sequence[str], flt: EntryFilter, limit: int = 200) -> dict[str, list[str]]:
+        """Entries ``flt`` passes that are linked to an entity named by one of ``keys``: its norm is the
+        key, or ends with ``/key`` or ``.key`` (a path's file, a dotted name's last part).
+        ``{entry_id: [keys matched]}``, newest entries first, at most ``limit`` entries."""
+
+    def entities_of(self, entry_ids: Iterable[str]) -> dict[str, list[str]]:
+        """``{entry_id: [entity norms]}`` of the entries that have entities."""
+
     def append_search_context(self, entry_id: str, text: str) -> None:
         """Add words to an entry's full-text context column (a turn that came after it)."""
 

@@ -487,6 +487,22 @@ class StoreContractTests(ABC):
         assert pairs == {(first.id, "ann", "bob"), (first.id, "ann", "oslo"), (first.id, "bob", "oslo"),
                          (second.id, "bob", "oslo")}
 
+    def test_entity_matches_find_entries_by_entity_name_path_file_or_dotted_tail(self, store: Store) -> None:
+        a, _ = store.insert_entry(row("edit src/app/db.py with care", user_id="u"))
+        store.add_entities(a.id, [("src/app/db.py", "PATH", "src/app/db.py")], T0)
+        b, _ = store.insert_entry(row("analytics.events_v1 is old", user_id="u"))
+        store.add_entities(b.id, [("analytics.events_v1", "IDENT", "analytics.events_v1")], T0)
+        c, _ = store.insert_entry(row("eventsXv1 is not it", user_id="u"))
+        store.add_entities(c.id, [("eventsxv1", "IDENT", "eventsXv1")], T0)
+        other, _ = store.insert_entry(row("edit src/app/db.py elsewhere", user_id="v"))
+        store.add_entities(other.id, [("src/app/db.py", "PATH", "src/app/db.py")], T0)
+        u = EntryFilter(scope=Scope(user_id="u"))
+        assert store.entity_matches(["src/app/db.py"], u) == {a.id: ["src/app/db.py"]}
+        assert store.entity_matches(["db.py", "events_v1"], u) == {b.id: ["events_v1"], a.id: ["db.py"]}
+        assert list(store.entity_matches(["db.py", "events_v1"], u, limit=1)) == [b.id]  # newest first
+        assert store.entity_matches(["nothing"], u) == {} and store.entity_matches([], u) == {}
+        assert store.entities_of([a.id, b.id, "missing"]) == {a.id: ["src/app/db.py"], b.id: ["analytics.events_v1"]}
+
     def test_a_rolled_back_inner_transaction_takes_its_entities_with_it(self, store: Store) -> None:
         with store.transaction():
             kept, _ = store.insert_entry(row("Dee is here", user_id="u"))
