@@ -31,7 +31,7 @@ $(HERMES_STAMP): pyproject.toml
 $(CREWAI_STAMP): pyproject.toml
 	test -x $(CREWAI_VENV)/bin/python || $(PY) -m venv $(CREWAI_VENV)
 	$(CREWAI_VENV)/bin/python -m pip install -q --upgrade "pip>=25.1"
-	$(CREWAI_VENV)/bin/python -m pip install -q -e ".[crewai,embed]" --group crewai-tests
+	$(CREWAI_VENV)/bin/python -m pip install -q -e ".[crewai,embed,postgres]" --group crewai-tests
 	touch $(CREWAI_STAMP)
 
 install: $(STAMP) $(HERMES_STAMP) $(CREWAI_STAMP)
