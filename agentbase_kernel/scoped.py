@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 from . import arguments as check
 from .config import RetrievalConfig
 from .errors import InvalidArgument, ScopeError
-from .ingest.pipeline import validate_text
 from .lifecycle.audit import AuditEvent
 from .lifecycle.capacity import effective_capacity, enforce
 from .lifecycle.consolidate import Consolidation
@@ -147,7 +146,7 @@ class ScopedMemory:
         entry_id = check.entry_id(entry_id)
         changes: dict[str, Any] = {}
         if text is not None:
-            text = validate_text(text)
+            text = check.validate_text(text)
         if metadata is not None:
             changes["metadata"] = check.metadata(metadata)
         new_tags = check.tags(tags) if tags is not None else None
@@ -271,6 +270,7 @@ class ScopedMemory:
             result.trace.degrade_reason = (f"{waiting} memories of this scope still wait for their vectors: "
                                            "ranked by FTS + NER alone (wait_embedded() first for full ranking)")
         k._govern_hits(result, flt, float(trust_weight))
+        result.skill_warnings = k._skill_warnings(h.entry for h in result.hits)
         k._reinforce(result, flt.scope, query, reinforce)
         return result
 
@@ -303,6 +303,7 @@ class ScopedMemory:
         flt = self._filter(context_type=context_type, operation="retrieve_by_entities")
         result = retrieve_by_entities(k._ready(), names, flt, top_k=top_k, budget_tokens=budget_tokens)
         k._govern_hits(result, flt, 0.0)
+        result.skill_warnings = k._skill_warnings(h.entry for h in result.hits)
         k._reinforce(result, flt.scope, result.trace.query, reinforce)
         return result
 
@@ -326,8 +327,10 @@ class ScopedMemory:
             raise InvalidArgument(f"relevant_k must be in [1, {k.max_top_k}], got {relevant_k!r}")
         check.count(recent_k, "recent_k")
         k._gate.check("read", self.scope, "prefetch")
-        return build_prefetch(k.list, k.find, user_message, self.scope.as_dict(), token_budget=token_budget,
-                              relevant_k=relevant_k, recent_k=recent_k, reinforce=reinforce)
+        out = build_prefetch(k.list, k.find, user_message, self.scope.as_dict(), token_budget=token_budget,
+                             relevant_k=relevant_k, recent_k=recent_k, reinforce=reinforce)
+        out.skill_warnings = k._skill_warnings(out.entries)
+        return out
 
     def trace_session(self, *, limit: int = 20) -> builtins.list[dict[str, Any]]:
         """The most recent retrieval traces made in the scope, with their steps."""

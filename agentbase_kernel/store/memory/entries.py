@@ -52,6 +52,15 @@ class EntriesMixin(MemoryBase):
         with self._lock:
             return {i: self._entry(self.tables.entries[i]) for i in dict.fromkeys(entry_ids) if i in self.tables.entries}
 
+    def live_duplicates(self, keys: Iterable[tuple[Scope, str]]) -> dict[tuple[Scope, str], Entry]:
+        with self._lock:
+            out = {}
+            for scope, content_hash in dict.fromkeys(keys):
+                row = self._live_duplicate(scope_key(scope), content_hash)
+                if row is not None:
+                    out[scope, content_hash] = self._entry(row)
+            return out
+
     def list_entries(self, flt: EntryFilter, *, limit: int | None = 100, offset: int = 0,
                      order: str = "asc") -> list[Entry]:
         with self._lock:
@@ -171,6 +180,8 @@ class EntriesMixin(MemoryBase):
         t.session_entries = {k: v for k, v in t.session_entries.items() if k[1] not in gone}
         t.entry_sources = {k: v for k, v in t.entry_sources.items() if k[0] not in gone}
         t.conflicts = {k: c for k, c in t.conflicts.items() if c["entry_a"] not in gone and c["entry_b"] not in gone}
+        t.skill_versions = {k: v for k, v in t.skill_versions.items() if k not in gone}
+        t.drift = [m for m in t.drift if m["entry_id"] not in gone]
         for entry_id in gone:
             t.access.pop(entry_id, None)
         for session in t.sessions.values():
