@@ -31,7 +31,8 @@ import numpy as np
 
 from .locomo import ASSISTANT_DATA, reference_times, session_date, sessions_of, turn_text
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+# the shared dev data beside the repository (AGENTBASE_DEV_DATA to point elsewhere)
+SHARED = Path(os.environ.get("AGENTBASE_DEV_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
 SETS: dict[str, Path] = {
     "locomo": SHARED / "locomo_dev.json",
     "realtalk": SHARED / "realtalk_dev.json",
@@ -117,7 +118,8 @@ def dump(kernel: Any, data: list[dict[str, Any]], pool: int = POOL) -> list[dict
             dias.append(cited or ([e.metadata["dia_id"]] if e.metadata.get("dia_id") else []))
         rows.append({"sample": sample, "question": qa["question"], "category": qa["category"],
                      "kind": qa.get("kind"), "evidence": sorted(ev), "superseded": qa.get("superseded"),
-                     "rids": sig.rids, "dias": dias, "values": sig.values.astype(np.float32), "query": sig.query})
+                     "rids": sig.rids, "dias": dias, "values": sig.values.astype(np.float32), "query": sig.query,
+                     "neighbours": sig.neighbours})
     return rows
 
 

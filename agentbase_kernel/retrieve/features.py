@@ -18,7 +18,8 @@ _PER_CANDIDATE = (
     "bm25_norm", "bm25_log", "fts_rank_log", "vec_rank_log", "cos_own", "cos_ctx", "cos_own_gap", "cos_ctx_gap",
     "cos_prev", "cos_next", "cos_reply", "nb_bm25_norm", "role_user", "role_assistant", "fact", "speaker_named",
     "entity_named", "coverage", "coverage_idf", "date_event", "date_said", "recency", "change", "asks",
-    "third_person", "words_log", "later_sim", "earlier_sim",
+    "third_person", "words_log", "later_sim", "earlier_sim", "cos_own_norm", "cos_ctx_norm", "prior",
+    "nb_prior_max", "nb_coverage_max", "nb_speaker_named",
 )
 _PER_QUERY = ("bm25_lead", "cos_lead", "bm25_max_log", "cos_max")
 FEATURES: tuple[str, ...] = _PER_CANDIDATE + QUERY_SIGNALS + _PER_QUERY
@@ -61,6 +62,22 @@ def matrix(sig: Signals) -> np.ndarray:
         v[:, _C["date_said"]], recency, v[:, _C["change"]], v[:, _C["asks"]], v[:, _C["third_person"]],
         np.log1p(v[:, _C["words"]]), v[:, _C["later_sim"]], v[:, _C["earlier_sim"]],
     ]
+    own_norm = own / (float(own.max()) or 1.0)
+    ctx_norm = ctx / (top_ctx or 1.0)
+    prior = 0.5 * bm25 / scale + 0.25 * np.maximum(own_norm, 0) + 0.25 * np.maximum(ctx_norm, 0)
+    coverage = v[:, _C["coverage_idf"]]
+    speaker = v[:, _C["speaker_named"]]
+    nb_prior = np.zeros(n)
+    nb_coverage = np.zeros(n)
+    nb_speaker = np.zeros(n)
+    if sig.neighbours is not None and len(sig.neighbours):
+        for side in (0, 1):
+            at_row = sig.neighbours[:, side]
+            has = at_row >= 0
+            nb_prior[has] = np.maximum(nb_prior[has], prior[at_row[has]])
+            nb_coverage[has] = np.maximum(nb_coverage[has], coverage[at_row[has]])
+            nb_speaker[has] = np.maximum(nb_speaker[has], speaker[at_row[has]])
+    columns += [own_norm, ctx_norm, prior, nb_prior, nb_coverage, nb_speaker]
     for i, column in enumerate(columns):
         out[:, i] = column
     at = len(columns)

@@ -68,6 +68,8 @@ class Signals:
     rids: list[int]
     values: np.ndarray
     query: np.ndarray  # QUERY_SIGNALS
+    # the row of the turn just before / after each candidate in its session, when it is a candidate (-1: not)
+    neighbours: np.ndarray | None = None
 
     def column(self, name: str) -> np.ndarray:
         return self.values[:, _COL[name]]
@@ -95,7 +97,7 @@ def collect(r: Retriever, q: Query, s: Search, lacked_share: float) -> Signals:
     values = np.zeros((n, len(CANDIDATE_SIGNALS)), dtype=np.float64)
     qsig = query_signals(q, len(s.unseen), lacked_share)
     if not n:
-        return Signals([], values, qsig)
+        return Signals([], values, qsig, np.zeros((0, 2), dtype=np.intp))
     rids = [c.rid for c in cands]
     col = values.T  # col[_COL[name]] is a writable view of one signal
     fts_rank = {rid: i for i, rid in enumerate(s.legs.get("fts", []))}
@@ -110,6 +112,9 @@ def collect(r: Retriever, q: Query, s: Search, lacked_share: float) -> Signals:
     pairs = [around.get(rid, (None, None)) for rid in rids]
     vectors = s.vectors.get({*own_hash, *(h for pair in pairs for h in pair if h)})
     by_hash = {c.entry.content_hash: c for c in cands}  # type: ignore[union-attr]
+    row_of = {h: i for i, h in enumerate(own_hash)}
+    neighbours = np.array([[row_of.get(p, -1) if p else -1, row_of.get(x, -1) if x else -1] for p, x in pairs],
+                          dtype=np.intp).reshape(n, 2)
     qvec = q.vector
     dim = len(qvec) if qvec is not None else 0
     own = np.zeros((n, dim), dtype=np.float32)
@@ -182,7 +187,7 @@ def collect(r: Retriever, q: Query, s: Search, lacked_share: float) -> Signals:
         row[_COL["words"]] = e.l2_full.count(" ") + 1
     if qvec is not None:
         _speaker_topics(cands, values, own, has_own)
-    return Signals(rids, values, qsig)
+    return Signals(rids, values, qsig, neighbours)
 
 
 def _speaker_topics(cands: list[Candidate], values: np.ndarray, own: np.ndarray, has_own: np.ndarray) -> None:
