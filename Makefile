@@ -3,6 +3,9 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# Hermes Agent pins openai, pydantic and httpx below what [all] installs: its tests run in a venv of their own
+HERMES_VENV := .venv-hermes
+HERMES_STAMP := $(HERMES_VENV)/.installed
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -16,13 +19,22 @@ $(STAMP): pyproject.toml
 		|| echo "warning: chromium not installed - tests/adapters/web/test_browser.py will skip"
 	touch $(STAMP)
 
-install: $(STAMP)
+$(HERMES_STAMP): pyproject.toml
+	test -x $(HERMES_VENV)/bin/python || $(PY) -m venv $(HERMES_VENV)
+	$(HERMES_VENV)/bin/python -m pip install -q --upgrade "pip>=25.1"
+	$(HERMES_VENV)/bin/python -m pip install -q -e ".[hermes,embed,postgres]" --group hermes-tests
+	touch $(HERMES_STAMP)
+
+install: $(STAMP) $(HERMES_STAMP)
 
 demo: $(STAMP)
 	$(BIN)/python examples/demo.py
 
-test: $(STAMP)
-	$(BIN)/python -m pytest -q
+# the main suite (its Hermes example and cross-adapter test call .venv-hermes' python), then tests/adapters/hermes
+# in .venv-hermes (skipped, saying why, in the main venv)
+test: $(STAMP) $(HERMES_STAMP)
+	AGENTBASE_HERMES_PYTHON=$(CURDIR)/$(HERMES_VENV)/bin/python $(BIN)/python -m pytest -q
+	AGENTBASE_REQUIRE_HERMES=1 $(HERMES_VENV)/bin/python -m pytest -q tests/adapters/hermes
 
 # the whole suite again with every fixture-provided database on a throwaway PostgreSQL + pgvector
 # (tests/postgres/plugin.py; docs/postgres.md "Tests"); `make test` already runs the store contract suite

@@ -11,6 +11,10 @@ naming the extra to install:
 | ``AgentBaseStore`` | ``agentbase_adapters.langgraph`` | ``langgraph`` |
 | ``AgentBaseChatStore``, ``AgentBaseAsyncChatStore`` | ``agentbase_adapters.llamaindex`` | ``llamaindex`` |
 | ``OpenAIAssistantAdapter``, ``create_app``, ``serve`` | ``agentbase_adapters.openai`` | ``openai`` |
+| ``AgentBaseMemory`` (Claude Agent SDK hooks and tools), ``AgentBaseSessionStore`` | ``agentbase_adapters.claude`` | ``claude`` |
+
+Hermes Agent's memory provider is ``agentbase_adapters.hermes.AgentBaseMemoryProvider`` (extra ``hermes``); it is
+not re-exported here, as hermes-agent does not install beside ``[all]`` (see pyproject.toml).
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import importlib
 from typing import Any
 
 _LAZY = {
+    "AgentBaseMemory": "claude",
+    "AgentBaseSessionStore": "claude",
     "AgentBaseAsyncChatStore": "llamaindex",
     "AgentBaseChatMessageHistory": "langchain",
     "AgentBaseChatStore": "llamaindex",

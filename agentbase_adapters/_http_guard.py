@@ -81,6 +81,7 @@ __all__ = [
     "HttpGuard",
     "InvalidJson",
     "Refusal",
+    "check_api_key",
     "check_bind",
     "default_error_body",
     "is_loopback",
@@ -130,6 +131,11 @@ def is_loopback(host: str) -> bool:
 # -- keys ---------------------------------------------------------------------------------------
 
 _KEY_CHARS = re.compile(r"[\x21-\x7e]+")  # visible ASCII: what an HTTP header carries unmangled
+
+
+def check_api_key(key: str, source: str) -> str:
+    """``key`` stripped, or ``InvalidArgument`` naming ``source`` if it is empty or not visible ASCII."""
+    return _checked_key(key, source)
 
 
 def _checked_key(key: str, source: str) -> str:

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from types import ModuleType
 
 from agentbase_kernel import MissingDependency
 
-__all__ = ["require"]
+__all__ = ["EXTRA_MODULES", "require", "require_extra"]
+
+#: What each server's extra must bring for the server to start (checked before anything is printed)
+EXTRA_MODULES: dict[str, tuple[str, ...]] = {
+    "mcp": ("mcp", "anyio", "jsonschema", "starlette", "uvicorn"),
+    "web": ("starlette", "jinja2", "uvicorn"),
+    "openai": ("starlette", "uvicorn"),
+}
 
 
 def require(module_name: str, *, extra: str) -> ModuleType:
@@ -36,3 +44,28 @@ def require(module_name: str, *, extra: str) -> ModuleType:
         raise MissingDependency(
             f"{module_name!r} is not installed - install it with: pip install 'agentbase-memory[{extra}]'"
         ) from None
+
+
+def _installed(module_name: str) -> bool:
+    try:
+        return importlib.util.find_spec(module_name) is not None
+    except (ImportError, ValueError):  # a parent package missing, or a module blocked in sys.modules
+        return False
+
+
+def require_extra(extra: str) -> None:
+    """Check, without importing them, that the modules ``extra`` installs are there.
+
+    The servers call it first, so a missing extra is reported before a banner is printed, a
+    file is opened or a port is bound.
+
+    Raises:
+        MissingDependency: A module of the extra is missing; the message names the extra and
+            ``pip install 'agentbase-memory[<extra>]'``.
+    """
+    missing = [name for name in EXTRA_MODULES[extra] if not _installed(name)]
+    if missing:
+        raise MissingDependency(
+            f"the {extra!r} extra is not installed (no module {missing[0]!r}) - install it with: "
+            f"pip install 'agentbase-memory[{extra}]'"
+        )

@@ -11,7 +11,7 @@ Both only translate: a LangChain message becomes a kernel message whose ``payloa
 ``messages_to_dict([m])[0]`` (so it round-trips exactly) and whose ``content`` is the plain text
 (so the ingest pipeline, ``find`` and the other adapters can read it). Both are written over the
 sync kernel only: the history's ``a``-twins run its sync methods in a worker thread
-(``agentbase_adapters._async``), and the memory keeps LangChain's ``aload_memory_variables``,
+(``agentbase_kernel.in_thread``), and the memory keeps LangChain's ``aload_memory_variables``,
 which runs ``load_memory_variables`` in an executor. Install with
 ``pip install 'agentbase-memory[langchain]'``.
 """
@@ -22,8 +22,8 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agentbase_adapters._async import in_thread
 from agentbase_adapters._require import require
+from agentbase_kernel import in_thread
 
 require("langchain_core", extra="langchain")
 require("langchain_classic", extra="langchain")

@@ -19,7 +19,7 @@ Mapping (one item = one kernel entry):
   kernel's ``find`` for ``offset + limit`` hits.
 
 The store is written once over the sync kernel (``db.sync``); ``abatch`` runs ``batch`` in a
-worker thread (``agentbase_adapters._async``).
+worker thread (``agentbase_kernel.in_thread``).
 
 Install with ``pip install 'agentbase-memory[langgraph]'``.
 """
@@ -52,8 +52,7 @@ from langgraph.store.base import (  # noqa: E402
     validate_op_namespace,
 )
 
-from agentbase_adapters._async import in_thread  # noqa: E402
-from agentbase_kernel import AgentBase, Entry, Kernel  # noqa: E402
+from agentbase_kernel import AgentBase, Entry, Kernel, in_thread, speaker_prefix  # noqa: E402
 
 __all__ = ["AgentBaseStore", "ScopeRule", "user_namespace_rule"]
 
@@ -306,15 +305,17 @@ class AgentBaseStore(BaseStore):
         value = op.value or {}
         speaker = next((value[k] for k in _SPEAKER_FIELDS if isinstance(value.get(k), str) and value[k].strip()), None)
         # items are addressed by (namespace, key), not by text: two keys may hold equal values.
-        # Items that say who said them are turns: a namespace's turns are one stream, read as a
-        # conversation (kernel ``add_memory(stream=)``); documents stay unrelated to their neighbours.
-        # The vector is added in the background (``flush()`` / ``wait_embedded()``).
-        stream = "lg:" + json.dumps(list(namespace), ensure_ascii=False) if speaker else None
+        # Items that say who said them (a speaker field, or a text that opens with "Name: ") are turns:
+        # a namespace's turns are one stream, read as a conversation (kernel ``add_memory(stream=)``,
+        # which reads the name from the text when there is no field); documents stay unrelated to
+        # their neighbours. The vector is added in the background (``flush()`` / ``wait_embedded()``).
+        turn = speaker is not None or speaker_prefix(text) is not None
+        stream = "lg:" + json.dumps(list(namespace), ensure_ascii=False) if turn else None
         role = _ROLES.get(str(value.get("role", "user")).strip().casefold(), "user")
         # the speaker is the actor too, as on the other paths: "what did Caroline say" ranks her items up,
         # and a later statement supersedes an earlier one of the same speaker only
-        self._kernel.add_memory(text, actor=speaker or "langgraph", dedup=False, role=role, **record,
-                                **self._scope(namespace), stream=stream, speaker=speaker,
+        self._kernel.add_memory(text, actor=speaker or (None if turn else "langgraph"), dedup=False, role=role,
+                                **record, **self._scope(namespace), stream=stream, speaker=speaker,
                                 defer_embedding=self.defer_embedding)
 
     def _search(self, op: SearchOp) -> list[SearchItem]:

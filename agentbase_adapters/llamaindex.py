@@ -11,7 +11,7 @@ A chat key is an agentbase session id; a ``ChatMessage`` is a kernel message who
 ``message.model_dump(mode="json")`` and whose ``content`` is its text, so the turn is ingested
 into the session's scope and is findable through ``AgentBase.find`` like any other memory.
 Both are written over the sync kernel (``db.sync``); every async method runs its sync twin in a
-worker thread (``agentbase_adapters._async``). Needs ``pip install 'agentbase-memory[llamaindex]'``.
+worker thread (``agentbase_kernel.in_thread``). Needs ``pip install 'agentbase-memory[llamaindex]'``.
 """
 
 from __future__ import annotations
@@ -19,9 +19,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agentbase_adapters._async import in_thread
 from agentbase_adapters._require import require
-from agentbase_kernel import AgentBase, InvalidArgument, Message, SessionNotFound
+from agentbase_kernel import AgentBase, InvalidArgument, Message, SessionNotFound, in_thread
 
 require("llama_index.core", extra="llamaindex")
 
@@ -145,7 +144,7 @@ class _ScopedStore(BaseModel):
         return [s.id for s in self._db.sync.list_sessions(**self._scope(), limit=None)]
 
 class AgentBaseChatStore(_ScopedStore, BaseChatStore):
-    """A LlamaIndex ``BaseChatStore`` whose keys are agentbase sessions in one SQLite file.
+    """A LlamaIndex ``BaseChatStore`` whose keys are agentbase sessions in one database.
 
     Usage::
 

@@ -2,7 +2,7 @@
 
 ``who`` is the kernel's ``user_id``; ``tags`` and keyword metadata are stored with the entry. The same
 entries are visible to every other adapter on the same file. Written once over the sync kernel;
-each ``a``-twin runs its sync method in a worker thread (``agentbase_adapters._async``).
+each ``a``-twin runs its sync method in a worker thread (``agentbase_kernel.in_thread``).
 """
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ from collections.abc import Iterable
 from os import PathLike
 from typing import Any
 
-from agentbase_adapters._async import in_thread
-from agentbase_kernel import AddResult, AgentBase, Hit, InvalidArgument, NotFoundError
+from agentbase_kernel import AddResult, AgentBase, Hit, InvalidArgument, NotFoundError, in_thread
 
 __all__ = ["MinimalAdapter"]
 
@@ -25,8 +24,8 @@ _ROLE_KEY = "role"
 def _to_record(who: str | None, tags: Iterable[str], metadata: dict[str, Any]) -> dict[str, Any]:
     """``add_memory`` keywords for one ``remember`` call.
 
-    Each ``who``'s memories are one stream (read as a conversation: neighbours give context), one per
-    ``session=`` keyword when given (as a Mem0 ``run_id``);
+    Each ``who``'s memories are one stream (read as a conversation: neighbours give context; a long
+    pause starts its next session), one per ``session=`` keyword when given (as a Mem0 ``run_id``);
     a ``speaker=``/``name=`` keyword is also who said it, ``role=`` which side of the conversation
     ("user", "assistant"; default "user": a first-person question ranks the user's own words up),
     and ``created_at=``/``timestamp=`` (a datetime or an ISO string) when it happened. All keywords
@@ -50,7 +49,7 @@ def _to_record(who: str | None, tags: Iterable[str], metadata: dict[str, Any]) -
     session = metadata.get("session")
     stream = "minimal" if session is None else f"minimal:{session}"
     return {"user_id": who, "tags": tag_list, "metadata": metadata or None, "actor": speaker, "speaker": speaker,
-            "role": role.strip(), "created_at": when, "stream": stream}
+            "role": role.strip(), "created_at": when, "stream": stream, "split_stream": session is None}
 
 
 def _from_record(hits: Iterable[Hit]) -> list[Hit]:
@@ -86,7 +85,7 @@ class MinimalAdapter:
         self.db: AgentBase = (db if isinstance(db, AgentBase) else AgentBase(db, **options)).view(source="minimal")
         self.defer_embedding = defer_embedding
 
-    def remember(self, text: str, *, who: str | None = None, tags: Iterable[str] = (), **metadata: Any) -> str:
+    def remember(self, /, text: str, *, who: str | None = None, tags: Iterable[str] = (), **metadata: Any) -> str:
         """Store ``text`` and return its id; storing the same text twice returns the first id.
 
         Raises:

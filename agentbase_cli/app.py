@@ -28,7 +28,7 @@ COMMAND_MODULES = ("maintenance", "entries", "sessions", "serve", "transfer", "l
 @database_options(envvars=True)
 @click.pass_context
 def cli(ctx: click.Context) -> None:
-    """Agent memory on one SQLite file: create it, add, search, inspect, check and serve it.
+    """Agent memory on a SQLite file or PostgreSQL: create it, add, search, inspect, check and serve it.
 
     Start with `agentbase init`, then `agentbase add "..."` and `agentbase find "..."`.
     Exit codes: 0 ok, 1 not found, 2 usage, 3 agentbase error, 4 check failed (docs/cli.md).

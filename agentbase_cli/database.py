@@ -11,6 +11,7 @@ the file with neither (``models=False``); commands that write text or search loa
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from agentbase_kernel import (
     POINTER_FILE,
     InvalidArgument,
     Kernel,
+    NoEmbedderWarning,
     StorageError,
     is_postgres_url,
     locate_database,
@@ -121,22 +123,31 @@ def current_target(ctx: click.Context) -> Target:
 
 @contextmanager
 def open_kernel(ctx: click.Context, *, models: bool, ner: bool | None = None,
-                create: bool = False) -> Iterator[Kernel]:
+                create: bool = False, embedder: str | None = None) -> Iterator[Kernel]:
     """The command's ``Kernel``, opened and closed around the block.
 
     ``models=False`` opens the file with no embedder and no spaCy (fast); such a kernel must
     not be asked to store or search text. ``ner`` (default: as ``models``) loads spaCy apart
-    from the embedder. Only ``init`` creates a missing file.
+    from the embedder. Only ``init`` and ``import`` create a missing file; ``embedder`` overrides
+    the target's (``import`` creates the file with the embedder of what it imports).
     """
     target = current_target(ctx)
     if not create and not exists(target.path):
         raise missing_database(target)
     use_ner = models if ner is None else ner
-    kernel = Kernel(target.path, embedder=target.embedder if models else None,
+    kernel = Kernel(target.path, embedder=(embedder or target.embedder) if models else None,
                     ner=target.ner if use_ner else None, create=create, source="cli")
     try:
         try:
-            kernel.initialize()
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", NoEmbedderWarning)
+                kernel.initialize()
+            settings = ctx.find_object(Settings)
+            for warning in caught:  # as a note of ours, not a Python warning line
+                if issubclass(warning.category, NoEmbedderWarning) and not (settings and settings.quiet):
+                    click.echo(f"Note: {warning.message}", err=True)
+                elif not issubclass(warning.category, NoEmbedderWarning):
+                    warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
         except StorageError as exc:
             # a server database without agentbase's tables is what a missing file is: say how to create it
             if not create and is_server(target.path) and "holds no agentbase data" in str(exc):

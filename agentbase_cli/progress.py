@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["bar", "shown", "ticker"]
+__all__ = ["bar", "phase_bar", "shown", "ticker"]
 
 
 def shown(quiet: bool) -> bool:
@@ -28,6 +28,34 @@ def bar(description: str, *, quiet: bool, unit: str = "item") -> Iterator[Callab
             pbar.update(done - pbar.n)
 
         yield progress
+
+
+@contextmanager
+def phase_bar(description: str, *, quiet: bool, unit: str = "item",
+              position: int = 1) -> Iterator[Callable[[int, int], None]]:
+    """A bar for a later phase (the embedding after an import's records): drawn from its first call
+    on, on its own line below the first bar, so a phase that never starts draws nothing."""
+    if not shown(quiet):
+        yield lambda done, total: None
+        return
+    from tqdm import tqdm
+
+    pbar: Any = None
+
+    def progress(done: int, total: int) -> None:
+        nonlocal pbar
+        if pbar is None:
+            pbar = tqdm(desc=description, unit=unit, total=total or None, file=sys.stderr, dynamic_ncols=True,
+                        position=position)
+        if pbar.total != (total or None):
+            pbar.total = total or None
+        pbar.update(done - pbar.n)
+
+    try:
+        yield progress
+    finally:
+        if pbar is not None:
+            pbar.close()
 
 
 @contextmanager

@@ -1,4 +1,4 @@
-"""agentbase: memory for AI agents on one SQLite file.
+"""agentbase: memory for AI agents on a SQLite file (or a PostgreSQL database).
 
 Usage::
 
@@ -18,10 +18,13 @@ from .errors import (
     EmbedderUnavailable,
     EmbeddingMismatch,
     EntryNotFound,
+    ImportConflict,
+    IncompleteExport,
     IntegrityError,
     InvalidArgument,
     MessageNotFound,
     MissingDependency,
+    NoEmbedderWarning,
     NotFoundError,
     PermissionDenied,
     SchemaTooNew,
@@ -29,10 +32,10 @@ from .errors import (
     SessionNotFound,
     StorageError,
 )
+from .governance import AsyncGovernance, Governance
+from .ingest.streams import speaker_prefix
 from .kernel import AgentBase, Kernel
 from .lifecycle import AuditEvent, Prefetch
-from .lifecycle.conflicts import Conflict
-from .lifecycle.permissions import Policy
 from .records import (
     AddResult,
     ContextType,
@@ -48,8 +51,13 @@ from .records import (
     Trace,
     TraceStep,
 )
+from .rules.conflicts import Conflict
+from .rules.permissions import Policy
+from .scoped import AsyncScopedMemory, ScopedMemory
+from .sessions import AsyncSessions, Sessions
 from .store.postgres.url import is_postgres_url, redact_url
 from .text.embedders import Embedder, OpenAICompatibleEmbedder, get_embedder
+from .threads import in_thread, on_calling_loop
 
 try:  # one source of truth: the version in pyproject.toml, as installed
     __version__ = _metadata.version("agentbase-memory")
@@ -60,6 +68,9 @@ __all__ = [
     "AddResult",
     "AgentBase",
     "AgentBaseError",
+    "AsyncGovernance",
+    "AsyncScopedMemory",
+    "AsyncSessions",
     "AuditEvent",
     "ClosedError",
     "Config",
@@ -74,14 +85,18 @@ __all__ = [
     "Entry",
     "EntryNotFound",
     "FindResult",
+    "Governance",
     "HistoryEvent",
     "Hit",
+    "ImportConflict",
+    "IncompleteExport",
     "IntegrityError",
     "InvalidArgument",
     "Kernel",
     "Message",
     "MessageNotFound",
     "MissingDependency",
+    "NoEmbedderWarning",
     "NotFoundError",
     "OpenAICompatibleEmbedder",
     "POINTER_FILE",
@@ -93,13 +108,18 @@ __all__ = [
     "Scope",
     "ScopeError",
     "ScopeLevel",
+    "ScopedMemory",
     "Session",
     "SessionNotFound",
+    "Sessions",
     "StorageError",
     "Trace",
     "TraceStep",
     "get_embedder",
+    "in_thread",
     "is_postgres_url",
     "locate_database",
+    "on_calling_loop",
     "redact_url",
+    "speaker_prefix",
 ]

@@ -14,13 +14,14 @@ from typing import Any
 
 from .errors import InvalidArgument, ScopeError
 from .ingest.pipeline import validate_text
-from .lifecycle.importance import check_importance
-from .lifecycle.trust import check_trust
 from .records import ContextType, Scope, Session
-from .store.filters import parse_metadata_filter
+from .rules.importance import check_importance
+from .rules.trust import check_trust
+from .store.filters import CheckedFilter, check_metadata_filter
 
-__all__ = ["MAX_JSON_DEPTH", "check_id", "count", "entry_id", "ids", "json_value", "limit", "memory_item", "message_item", "metadata", "metadata_filter",
-           "require_scope", "scope_of", "speaker", "tags", "when"]
+__all__ = ["MAX_JSON_DEPTH", "check_id", "confidence", "count", "entry_id", "ids", "json_value", "limit", "memory_item",
+           "message_item", "metadata", "metadata_filter", "optional_str", "require_scope", "scope_of", "speaker", "tags",
+           "when"]
 
 
 def check_id(name: str, value: Any) -> str | None:
@@ -116,14 +117,27 @@ def metadata(value: Any) -> dict[str, Any]:
     return dict(value)
 
 
-def metadata_filter(value: Any) -> dict[str, Any] | None:
-    """A metadata filter (operators and all, docs/kernel-api.md), checked before any query runs."""
+def metadata_filter(value: Any) -> CheckedFilter | None:
+    """A metadata filter (operators and all, docs/kernel-api.md), checked before any query runs; the
+    mapping carries its parsed tree to the store (``EntryFilter.metadata_tree``)."""
     if value is None:
         return None
     if not isinstance(value, dict):
         raise InvalidArgument(f"metadata must be a dict, got {type(value).__name__}")
-    parse_metadata_filter(value)
-    return dict(value)
+    return check_metadata_filter(value)
+
+
+def text_needle(value: Any) -> str | None:
+    """A ``text_contains`` substring: a non-empty str (valid Unicode), or ``None`` for no such filter."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise InvalidArgument(f"text_contains must be a non-empty str, got {value!r:.80}", param="text_contains")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidArgument("text_contains is not valid Unicode (lone surrogates)", param="text_contains") from None
+    return value
 
 
 def tags(value: Any) -> list[str]:
@@ -155,32 +169,45 @@ def memory_item(text: Any, **kw: Any) -> dict[str, Any]:
         context_type = ContextType(getattr(context_type, "value", context_type)).value
     except ValueError:
         raise InvalidArgument(f"context_type must be one of memory, resource, skill; got {context_type!r}") from None
-    confidence = kw.get("confidence", 1.0)
-    if not isinstance(confidence, (int, float)) or isinstance(confidence, bool) or not 0 <= confidence <= 1:
-        raise InvalidArgument(f"confidence must be a number in [0, 1], got {confidence!r}")
-    role = kw.get("role", "user")
-    if role is not None and not isinstance(role, str):
-        raise InvalidArgument(f"role must be a str, got {type(role).__name__}")
-    category = kw.get("category")
-    if category is not None and not isinstance(category, str):
-        raise InvalidArgument(f"category must be a str, got {type(category).__name__}")
+    role, category = optional_str(kw.get("role", "user"), "role"), optional_str(kw.get("category"), "category")
     entry_id = kw.get("entry_id")
     if entry_id is not None:
         check_id("entry_id", entry_id)
     return {
         "text": validate_text(text), **scope.as_dict(), "category": category, "tags": tags(kw.get("tags")),
-        "metadata": metadata(kw.get("metadata")), "role": role, "actor": kw.get("actor"),
-        "context_type": context_type, "confidence": float(confidence),
+        "metadata": metadata(kw.get("metadata")), "role": role, "actor": optional_str(kw.get("actor"), "actor"),
+        "context_type": context_type, "confidence": confidence(kw.get("confidence", 1.0)),
         "created_at": when(kw.get("created_at"), "created_at"),
         "valid_from": when(kw.get("valid_from"), "valid_from"),
         "expires_at": when(kw.get("expires_at"), "expires_at"), "infer": bool(kw.get("infer", False)),
         "entry_id": entry_id, "dedup": bool(kw.get("dedup", True)),
         # write streams and deferred vectors (ingest/streams.py, Ingestor.add_many)
         "stream": check_id("stream", kw.get("stream")), "speaker": speaker(kw.get("speaker")),
+        "split_stream": bool(kw.get("split_stream", True)),
         "defer_embedding": None if kw.get("defer_embedding") is None else bool(kw["defer_embedding"]),
-        "trust": check_trust(kw.get("trust")),  # None: the role's default (lifecycle/trust.py)
+        "trust": check_trust(kw.get("trust")),  # None: the role's default (rules/trust.py)
         "importance": check_importance(kw.get("importance")),
     }
+
+
+def confidence(value: Any) -> float:
+    """A finite number in [0, 1]."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= 1:
+        raise InvalidArgument(f"confidence must be a number in [0, 1], got {value!r}")
+    return float(value)
+
+
+def optional_str(value: Any, name: str) -> str | None:
+    """``None`` or a str that is valid Unicode (what a text column can store and read back)."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidArgument(f"{name} must be a str or None, got {type(value).__name__}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidArgument(f"{name} is not valid Unicode (lone surrogates)") from None
+    return value
 
 
 def speaker(value: Any) -> str | None:

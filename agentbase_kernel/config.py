@@ -2,6 +2,8 @@
 
 Values come from the defaults below, then an optional TOML file, then environment variables
 ``AGENTBASE_<SECTION>__<KEY>`` (e.g. ``AGENTBASE_RETRIEVAL__RRF_K=60``), then keyword overrides.
+Each default's comment says why; the measurements behind them are in docs/retrieval.md ("Where
+each default comes from") and docs/lifecycle.md.
 """
 
 from __future__ import annotations
@@ -100,8 +102,8 @@ class StorageConfig:
     # RAM for the per-scope vector indexes (4 x dim + 12 bytes a memory; least recently searched go
     # first); 0 searches the file every time
     vector_cache_bytes: int = 2 << 30
-    # a scope with more vectors is searched through a 1-bit shortlist (6% of it), then exactly:
-    # about twice as fast, nearly the same top 10; 0 is always exact
+    # a scope with more vectors is searched through a 1-bit shortlist (6% of it), then exactly; 0 is
+    # always exact
     vector_shortlist_above: int = 50_000
     # cache per-term FTS counts and rankings until the data changes
     fts_cache: bool = True
@@ -117,11 +119,17 @@ class IngestConfig:
     facts: bool = True
     dedup_near_threshold: float = 0.95
     poison_flags: bool = True
-    # embed turns on a background thread after their write commits: writes return ~4x sooner,
-    # vector search sees the newest turns only once the thread catches up (``wait_embedded``).
+    # embed turns on a background thread after their write commits: writes return before the model
+    # runs, vector search sees the newest turns only once the thread catches up (``wait_embedded``).
     # Off for the kernel's own calls; the swap adapters (Mem0, LangGraph store, Minimal) defer per
     # write unless built with defer_embedding=False (docs/swap-paths.md)
     defer_embedding: bool = False
+    # a stream write (ingest/streams.py) this many minutes after the stream's previous one starts a new
+    # stream session (0: a stream is one session); measured on the write's time, else its stamp, else arrival
+    stream_gap_minutes: float = 30.0
+    # find() first embeds up to this many of the searched scope's texts still queued for a vector
+    # (read-your-writes); more than that and the result says it is degraded (0: never embed in find)
+    find_embeds_at_most: int = 256
 
 
 @dataclass(frozen=True)
@@ -157,7 +165,7 @@ class RetrievalConfig:
     dense_quota_depth: int = 10
     dense_quota_self_only: bool = True
     rrf_k: float = 60.0
-    # the RRF legs' weights: MiniLM alone finds far less than BM25 on conversations
+    # the RRF legs' weights: the keyword leg weighs more on conversations
     fts_weight: float = 0.85
     vector_weight: float = 0.15
     overfetch: float = 3.0
@@ -167,7 +175,7 @@ class RetrievalConfig:
     ner_strong: float = 1.3
     ner_medium: float = 1.24
     ner_weak: float = 1.15
-    # boosting every turn that merely mentions a query name cost 1 point; the speaker match helps
+    # also boost turns that merely mention a query name (off), not only those the named speaker said
     ner_mentions: bool = False
     ner_speaker: float = 1.5
     # keyword intents reorder good single-hop results; a date window in the query still applies
@@ -260,9 +268,10 @@ class LifecycleConfig:
     audit_reads: bool = False
     # the log keeps this many rows; the oldest are pruned
     audit_max_rows: int = 100_000
-    # importance, decay, capacity, consolidation (lifecycle/rank.py, capacity.py, consolidate.py).
+    # importance, decay, capacity, consolidation (rules/rank.py; lifecycle/capacity.py, consolidate.py,
+    # composite.py).
     # The composite rank term w_sim*relevance + w_rec*0.5^(age/half_life) + w_imp*importance +
-    # w_acc*access is off: it did not measure positive on both dev sets (docs/lifecycle.md)
+    # w_acc*access is off: not positive on both dev sets (docs/lifecycle.md)
     rank_composite: bool = False
     rank_w_sim: float = 1.0
     rank_w_rec: float = 0.1

@@ -10,7 +10,9 @@ reaches a caller. Each class also subclasses the builtin that callers already ca
     │   └── MessageNotFound
     ├── InvalidArgument (ValueError)
     │   ├── ScopeError
-    │   └── DuplicateEntry
+    │   ├── DuplicateEntry
+    │   ├── ImportConflict
+    │   └── IncompleteExport
     ├── StorageError
     │   ├── DatabaseLocked
     │   ├── SchemaTooNew
@@ -20,6 +22,8 @@ reaches a caller. Each class also subclasses the builtin that callers already ca
     ├── EmbedderUnavailable (ConnectionError)
     ├── PermissionDenied (PermissionError)
     └── MissingDependency (ImportError)
+
+    NoEmbedderWarning (UserWarning)     semantic search is off: no embedder could be loaded
 """
 
 from __future__ import annotations
@@ -32,10 +36,13 @@ __all__ = [
     "EmbedderUnavailable",
     "EmbeddingMismatch",
     "EntryNotFound",
+    "ImportConflict",
+    "IncompleteExport",
     "IntegrityError",
     "InvalidArgument",
     "MessageNotFound",
     "MissingDependency",
+    "NoEmbedderWarning",
     "NotFoundError",
     "PermissionDenied",
     "SchemaTooNew",
@@ -103,6 +110,23 @@ class DuplicateEntry(InvalidArgument):
         self.existing_id = existing_id
 
 
+class ImportConflict(InvalidArgument):
+    """An imported record names a row (or points at one) of a scope the import may not write into."""
+
+    def __init__(self, message: str, *, kind: str, record_id: str | None, where: str) -> None:
+        super().__init__(message, code="import_conflict")
+        self.kind = kind
+        self.record_id = record_id
+        self.where = where
+
+
+class IncompleteExport(InvalidArgument):
+    """An export file ends before its trailer, or does not match it (truncated or edited)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, code="incomplete_export")
+
+
 class StorageError(AgentBaseError):
     """The database file cannot be used as asked."""
 
@@ -159,3 +183,7 @@ class PermissionDenied(AgentBaseError, PermissionError):
 
 class MissingDependency(AgentBaseError, ImportError):
     """An optional dependency is not installed; the message names the extra."""
+
+
+class NoEmbedderWarning(UserWarning):
+    """``embedder="auto"`` found no embedder: searches use full text and entities only (warned once)."""

@@ -103,18 +103,18 @@ class Entry:
     event_dates: list[str] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)
     superseded_by: str | None = None
-    # reinforcement (issue 22): how often ``find`` returned this entry, and when last
+    # reinforcement (docs/lifecycle.md): how often ``find`` returned this entry, and when last
     access_count: int = 0
     last_accessed_at: datetime | None = None
-    # lifecycle (issue 22): how much the entry matters in [0, 1] (the caller's, or rule-based at
-    # ingest: lifecycle/importance.py), and when capacity or consolidation archived it (None: live)
+    # how much the entry matters in [0, 1] (the caller's, or rule-based at
+    # ingest: rules/importance.py), and when capacity or consolidation archived it (None: live)
     importance: float = 0.5
     archived_at: datetime | None = None
-    # provenance and trust (issue 22, lifecycle/trust.py): how far to believe it, which path and agent wrote it
+    # provenance and trust (rules/trust.py): how far to believe it, which path and agent wrote it
     trust: float = 1.0
     source: str | None = None
     written_by: str | None = None
-    # ids of the open conflicts this entry is part of (lifecycle/conflicts.py); filled on read
+    # ids of the open conflicts this entry is part of (rules/conflicts.py); filled on read
     conflicts: list[str] = field(default_factory=list)
 
     @property
@@ -256,7 +256,7 @@ class Trace:
     steps: list[TraceStep] = field(default_factory=list)
     intents: list[str] = field(default_factory=list)
     degrade_reason: str | None = None
-    # ids of the returned entries that are in an open conflict (lifecycle/conflicts.py; not stored)
+    # ids of the returned entries that are in an open conflict (rules/conflicts.py; not stored)
     conflicts: list[str] = field(default_factory=list)
 
 

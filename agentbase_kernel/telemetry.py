@@ -18,9 +18,10 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from .records import AddResult, Entry, FindResult, Message
+from .records import AddResult, Entry, FindResult, Message, Scope
 
 __all__ = ["traced"]
 
@@ -33,6 +34,9 @@ _INSTRUMENTATION = "agentbase"
 SCOPE_IDS_ENV = "AGENTBASE_OTEL_SCOPE_IDS"
 _SCOPE_KEYS = ("user_id", "agent_id", "project_id", "session_id")
 _cached: tuple[Any, Any] = (None, None)  # (provider, its tracer): the last provider seen, no growth
+# inside a traced call: a public call made by another (``Kernel.find`` is ``scope(...).find``) is
+# part of it, not a span of its own
+_inside: ContextVar[bool] = ContextVar("agentbase_traced", default=False)
 
 
 def _tracer() -> tuple[Any, Any] | None:
@@ -58,28 +62,38 @@ def traced(operation: str) -> Callable[[Callable[Concatenate[K, P], R]], Callabl
     def wrap(method: Callable[Concatenate[K, P], R]) -> Callable[Concatenate[K, P], R]:
         @functools.wraps(method)
         def call(self: K, /, *args: P.args, **kwargs: P.kwargs) -> R:
-            found = _tracer()
+            found = None if _inside.get() else _tracer()
             if found is None:
                 return method(self, *args, **kwargs)
             api, tracer = found
             start = time.time_ns()
             span = tracer.start_span(f"agentbase.{operation}", kind=api.SpanKind.INTERNAL, start_time=start,
-                                     attributes=_call_attributes(operation, kwargs))
-            with api.use_span(span, end_on_exit=True, record_exception=True, set_status_on_exception=True):
-                try:
-                    result = method(self, *args, **kwargs)
-                except Exception as exc:
-                    span.set_attribute("error.type", type(exc).__qualname__)
-                    raise
-                try:
-                    _describe(api, tracer, span, start, self, result)
-                except Exception as exc:  # telemetry must never fail the user's call
-                    span.set_attribute("agentbase.telemetry_error", type(exc).__qualname__)
-                return result
+                                     attributes=_call_attributes(operation, {**_bound_scope(self), **kwargs}))
+            token = _inside.set(True)
+            try:
+                with api.use_span(span, end_on_exit=True, record_exception=True, set_status_on_exception=True):
+                    try:
+                        result = method(self, *args, **kwargs)
+                    except Exception as exc:
+                        span.set_attribute("error.type", type(exc).__qualname__)
+                        raise
+                    try:
+                        _describe(api, tracer, span, start, getattr(self, "_kernel", self), result)
+                    except Exception as exc:  # telemetry must never fail the user's call
+                        span.set_attribute("agentbase.telemetry_error", type(exc).__qualname__)
+                    return result
+            finally:
+                _inside.reset(token)
 
         return call
 
     return wrap
+
+
+def _bound_scope(target: Any) -> dict[str, Any]:
+    """The ids of a scope-bound handle's scope (``kernel.scope(...)``), as the call's scope keywords."""
+    scope = getattr(target, "scope", None)
+    return scope.as_dict() if isinstance(scope, Scope) else {}
 
 
 def _call_attributes(operation: str, kwargs: dict[str, Any]) -> dict[str, Any]:

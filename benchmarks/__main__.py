@@ -2,8 +2,8 @@
 
 Usage::
 
-    python -m benchmarks run                      # every system on both dev sets, writes RESULTS.md + PNGs
-    python -m benchmarks run --set locomo         # one dev set (locomo | assistant | both)
+    python -m benchmarks run                      # every system on the six dev sets, writes RESULTS.md + PNGs
+    python -m benchmarks run --set locomo,beam    # some dev sets (all | both | a list of set names)
     python -m benchmarks run --data A.json --data B.json   # any LoCoMo-format files
     python -m benchmarks run --quick              # one conversation per set, small: a smoke run
     python -m benchmarks scale --sizes 10000,100000
@@ -51,21 +51,34 @@ def _quick(data: list[dict]) -> list[dict]:
     return [first]
 
 
-def _load(path: str, quick: bool) -> list[dict]:
+def _load(path: str, quick: bool, max_turns: int | None = None) -> list[dict]:
     data = locomo.load(Path(path))
-    return _quick(data) if quick else data
+    return _quick(data) if quick else _first_turns(data, max_turns) if max_turns else data
+
+
+def _first_turns(data: list[dict], max_turns: int) -> list[dict]:
+    """--max-turns: whole conversations in file order while their turns add up to at most N (at least one)."""
+    kept: list[dict] = []
+    total = 0
+    for conv in data:
+        n = len(locomo.turns_of([conv]))
+        if kept and total + n > max_turns:
+            break
+        kept.append(conv)
+        total += n
+    return kept
 
 
 def _datasets(args: argparse.Namespace) -> list[Path]:
-    """--data files if given, else the --set's files; both (the default) skips a set whose file is missing."""
+    """--data files if given, else the --set's files (``all``: the six dev sets; ``both``: LoCoMo and assistant)."""
     if args.data:
         paths = [Path(p) for p in args.data]
     else:
-        names = ["locomo", "assistant"] if args.set == "both" else [args.set]
+        names = {"all": list(locomo.DATASETS), "both": ["locomo", "assistant"]}.get(args.set, args.set.split(","))
+        unknown = [n for n in names if n not in locomo.DATASETS]
+        if unknown:
+            raise SystemExit(f"unknown dev sets {unknown}; choose from all, both, {', '.join(locomo.DATASETS)}")
         paths = [locomo.DATASETS[n] for n in names]
-        if args.set == "both" and not locomo.ASSISTANT_DATA.exists():
-            print(f"note: {locomo.ASSISTANT_DATA} does not exist yet: LoCoMo dev only", flush=True)
-            paths = [locomo.DEFAULT_DATA]
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
         raise SystemExit(f"dev set not found: {', '.join(missing)}")
@@ -100,6 +113,22 @@ def _merge(run: dict, other: dict) -> dict:
     return run
 
 
+def _installed(names: list[str], smoke: bool) -> list[str]:
+    """``names`` less the systems whose optional package is not installed (said once each)."""
+    import importlib.util
+
+    from .systems import OPTIONAL
+
+    keep = []
+    for name in names:
+        package = OPTIONAL.get(name)
+        if package and not smoke and importlib.util.find_spec(package) is None:
+            print(f"note: {name} skipped: it needs `pip install {package}`", flush=True)
+            continue
+        keep.append(name)
+    return keep
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from .systems import DEFAULT, SYSTEMS
 
@@ -109,6 +138,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     unknown = set(names) - set(SYSTEMS)
     if unknown:
         raise SystemExit(f"unknown systems {sorted(unknown)}; choose from {', '.join(SYSTEMS)}")
+    names = _installed(names, args.smoke)
     paths = _datasets(args)
     started = time.perf_counter()
     run: dict = {"started": _now(), "quick": args.quick, "smoke": args.smoke, "jobs": args.jobs, "sets": {},
@@ -121,8 +151,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     entries: dict[str, dict] = {}
     for path in paths:
         name = locomo.set_name(path)
-        data = _load(str(path), args.quick)
+        data = _load(str(path), args.quick, args.max_turns)
         entries[name] = {"data": str(path), "note": locomo.SAMPLE_NOTES.get(name, "dev set"), "started": _now(),
+                         "of_conversations": len(locomo.load(path)),
                          "conversations": len(data), "turns": len(locomo.turns_of(data)),
                          "questions": len(locomo.questions_of(data)), "systems": []}
 
@@ -138,6 +169,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         name = locomo.set_name(path)
         print(f"== {name} / {system}", flush=True)
         extra = ["--quick"] if args.quick else []
+        extra += ["--max-turns", str(args.max_turns)] if args.max_turns else []
         extra += ["--smoke"] if args.smoke else []
         extra += ["--no-progress"] if args.no_progress else []
         try:
@@ -196,7 +228,8 @@ def cmd_system(args: argparse.Namespace) -> int:
 
     code = versions()["agentbase commit"]  # at start: the kernel may change on disk during a long run
     with tempfile.TemporaryDirectory(prefix=f"bench-{args.name}-") as tmp:
-        result = run_system(args.name, _load(args.data, args.quick), Path(tmp), progress=not args.no_progress,
+        result = run_system(args.name, _load(args.data, args.quick, args.max_turns), Path(tmp),
+                            progress=not args.no_progress,
                             smoke=args.smoke)
     result["code"] = code
     Path(args.out).write_text(json.dumps(result, default=str))
@@ -386,11 +419,15 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("run", help="quality + speed for every system on the dev sets")
     p.add_argument("--data", action="append", help="a LoCoMo-format file (repeatable); overrides --set")
-    p.add_argument("--set", choices=("locomo", "assistant", "both"), default="both",
-                   help="which dev sets (default both; LoCoMo only while the assistant set is not written)")
+    p.add_argument("--set", default="all",
+                   help="which dev sets: all (default: the six), both (LoCoMo and assistant), or a comma-separated "
+                        f"list of {', '.join(locomo.DATASETS)}")
     p.add_argument("--quick", action="store_true",
                    help=f"first conversation and its first {QUICK_QUESTIONS} questions of each set")
     p.add_argument("--systems", help="comma-separated subset (default: every non-ablation system)")
+    p.add_argument("--max-turns", type=int,
+                   help="per set, only its first whole conversations that add up to at most N turns (a cheaper run; "
+                        "the report says how many conversations of how many)")
     p.add_argument("--jobs", type=int, default=1,
                    help="worker processes at once (default 1: every system measured alone, one after another)")
     p.add_argument("--smoke", action="store_true", help="stand-in embedder and regex NER: for tests, not results")
@@ -403,6 +440,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("name")
     p.add_argument("--data", default=str(locomo.DEFAULT_DATA))
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--max-turns", type=int)
     p.add_argument("--smoke", action="store_true")
     p.add_argument("--out", required=True)
     common(p, results=False)

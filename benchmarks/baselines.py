@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .common import peer_encoder, tree_bytes
+from .common import tree_bytes
 from .locomo import Turn
 
 __all__ = ["DenseBaseline", "Fts5Baseline"]
@@ -54,10 +54,21 @@ class Fts5Baseline:
 
 
 class DenseBaseline:
-    """MiniLM vectors (batched per session) in one numpy matrix per conversation, cosine, top k."""
+    """An embedder's vectors (batched per session) in one numpy matrix per conversation, cosine, top k.
 
-    def __init__(self, workdir: Path, smoke: bool) -> None:
-        self.encoder = peer_encoder(smoke)
+    The ingest rate of this row is the embedder's own batch throughput on the set's turns.
+    """
+
+    def __init__(self, workdir: Path, smoke: bool, *, embedder: str = "minilm-torch") -> None:
+        from .embedders import encoder
+
+        self.encoder = encoder(embedder, smoke)
+        # recorded with the row (the embedder table reads it)
+        self.extra: dict[str, object] = {"embedder": embedder}
+        if not smoke:
+            from .embedders import weights_bytes
+
+            self.extra["weights_bytes"] = weights_bytes(embedder)
         self.path = workdir / "dense.npz"
         self.vectors: dict[str, list[np.ndarray]] = {}
         self.ids: dict[str, list[str]] = {}

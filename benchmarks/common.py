@@ -48,10 +48,11 @@ def offline_env() -> None:
 
 
 def bar(total: int, desc: str, enabled: bool = True) -> Any:
-    """A tqdm bar on stderr (a no-op object when disabled)."""
+    """A tqdm bar on stderr, in records (a no-op object when disabled or when stderr is not a terminal)."""
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=desc, disable=not enabled, file=sys.stderr, leave=False, mininterval=1.0)
+    return tqdm(total=total, desc=desc, disable=not (enabled and sys.stderr.isatty()), file=sys.stderr, leave=False,
+                mininterval=1.0)
 
 
 def peak_rss_bytes() -> int:

@@ -79,10 +79,13 @@ class Mem0User:
     is ``run_id``.
     """
 
-    def __init__(self, workdir: Path, smoke: bool, *, ours: bool) -> None:
+    def __init__(self, workdir: Path, smoke: bool, *, ours: bool, simple: bool = False, wait: bool = True) -> None:
         from .common import offline_env
 
         offline_env()
+        # simple: the least a Mem0 user writes, add(text | [{role, content}], user_id=) with no run_id, name
+        # or metadata (Mem0 OSS still gets infer=False: its infer=True calls an LLM)
+        self.simple, self.wait, self.ours = simple, wait, ours
         self.dir = workdir / "mem0"
         self.dir.mkdir()
         config = mem0_config(self.dir)
@@ -110,6 +113,9 @@ class Mem0User:
         self.memory.delete_all(user_id="warm-up")
 
     def add(self, turns: list[Turn]) -> None:
+        if self.simple:
+            self._add_simple(turns)
+            return
         first = turns[0]
         out = self.memory.add([{"role": t.role, "content": t.memory, "name": t.speaker} for t in turns],
                               user_id=first.conversation, run_id=first.session_id,
@@ -118,12 +124,28 @@ class Mem0User:
         for row, t in zip(out["results"], turns, strict=True):
             self.dia.setdefault(row["id"], []).append(t.dia_id)
 
+    def _add_simple(self, turns: list[Turn]) -> None:
+        """``add(text, user_id=)`` per turn, ``add([{role, content}, ...], user_id=)`` per exchange."""
+        infer: dict[str, Any] = {} if self.ours else {"infer": False}
+        user = turns[0].conversation
+        if len(turns) == 1:
+            out = self.memory.add(turns[0].memory, user_id=user, **infer)
+        else:
+            out = self.memory.add([{"role": t.role, "content": t.memory} for t in turns], user_id=user, **infer)
+        # rows come in message order, each message's derived facts (infer=True) right after it
+        current = 0
+        for row in out["results"]:
+            match = next((i for i, t in enumerate(turns) if t.memory == row.get("memory")), None)
+            current = match if match is not None else current
+            self.dia.setdefault(row["id"], []).append(turns[current].dia_id)
+
     def finish(self) -> None:
         # the swap adapters embed in the background: ask the questions once every vector is in (the
         # ingest time includes this wait; add latency is what the caller waits for). Mem0 and
-        # InMemoryStore have no flush: their writes return embedded.
+        # InMemoryStore have no flush: their writes return embedded. wait=False asks right after the
+        # last add (the search itself then embeds what it needs, or says it is degraded).
         flush = getattr(self.memory, "flush", None)
-        if flush is not None:
+        if flush is not None and self.wait:
             flush()
 
     def search(self, question: str, sample: str, reference: datetime | None, k: int) -> list[list[str]]:
@@ -145,7 +167,8 @@ class LangGraphUser:
     The value holds the memory text (the indexed field) and the speaker, role, date and session as fields.
     """
 
-    def __init__(self, workdir: Path, smoke: bool, *, ours: bool) -> None:
+    def __init__(self, workdir: Path, smoke: bool, *, ours: bool, bare: bool = False) -> None:
+        self.bare = bare  # put {"text": memory} only: no speaker, role, date or session field
         if ours:
             from agentbase_adapters.langgraph import AgentBaseStore
 
@@ -176,6 +199,7 @@ class LangGraphUser:
     def add(self, turns: list[Turn]) -> None:
         for t in turns:
             self.store.put((NAMESPACE, t.conversation), t.dia_id,
+                           {"text": t.memory} if self.bare else
                            {"text": t.memory, "speaker": t.speaker, "role": t.role, "date": t.date,
                             "session": t.session})
         self.items += len(turns)
@@ -204,9 +228,10 @@ class LangGraphUser:
 class MinimalUser:
     """``remember(text, who=user, speaker=..., role=..., created_at=..., session=...)`` per turn, ``recall(query, who=user)``."""
 
-    def __init__(self, workdir: Path, smoke: bool) -> None:
+    def __init__(self, workdir: Path, smoke: bool, *, bare: bool = False) -> None:
         from agentbase_adapters.minimal import MinimalAdapter
 
+        self.bare = bare  # remember(text, who=) only
         self.path = workdir / "agentbase.db"
         self.mem = MinimalAdapter(_agentbase(self.path, smoke))
         self.dia: dict[str, list[str]] = {}
@@ -219,8 +244,9 @@ class MinimalUser:
 
     def add(self, turns: list[Turn]) -> None:
         for t in turns:
-            entry_id = self.mem.remember(t.memory, who=t.conversation, speaker=t.speaker, role=t.role,
-                                         created_at=t.when, session=t.session)
+            entry_id = (self.mem.remember(t.memory, who=t.conversation) if self.bare else
+                        self.mem.remember(t.memory, who=t.conversation, speaker=t.speaker, role=t.role,
+                                          created_at=t.when, session=t.session))
             self.dia.setdefault(entry_id, []).append(t.dia_id)
 
     def finish(self) -> None:

@@ -46,7 +46,7 @@ def kernel_search(kernel: Any, retrieval: Any = None) -> Any:
 class KernelPath:
     """A ``Kernel`` fed by the session API (``sessions=True``) or one ``add_memory`` per turn."""
 
-    def __init__(self, workdir: Path, smoke: bool, *, sessions: bool = True, embedder: bool = True,
+    def __init__(self, workdir: Path, smoke: bool, *, sessions: bool = True, embedder: bool | str = True,
                  ner: bool = True, facts: bool = True, dates: bool = True, defer: bool = False,
                  retrieval: dict[str, Any] | None = None) -> None:
         from agentbase_kernel import Config, Kernel
@@ -54,7 +54,11 @@ class KernelPath:
         self.config = Config().with_(ingest={"ner": ner, "facts": facts, "dates": dates, "defer_embedding": defer},
                                      retrieval=retrieval or {})
         self.path = workdir / "agentbase.db"
-        emb: Any = (ProjectionEmbedder() if smoke else "minilm") if embedder else None
+        from .embedders import kernel_embedder
+
+        # embedder: True for the default MiniLM, a key of benchmarks.embedders.EMBEDDERS for another
+        emb: Any = (ProjectionEmbedder() if smoke else "minilm") if embedder is True else (
+            kernel_embedder(embedder, smoke) if embedder else None)
         self.kernel = Kernel(self.path, embedder=emb, ner=("regex" if smoke else "auto") if ner else None,
                              config=self.config)
         self.sessions = sessions

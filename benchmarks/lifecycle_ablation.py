@@ -25,7 +25,7 @@ from typing import Any
 
 from agentbase_kernel import Kernel
 from agentbase_kernel.config import Config
-from agentbase_kernel.lifecycle.rank import CompositeRank
+from agentbase_kernel.lifecycle.composite import CompositeRank
 
 _HARNESS = Path(__file__).resolve().parents[1] / "tools/tuning/harness.py"
 

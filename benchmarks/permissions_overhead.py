@@ -1,4 +1,4 @@
-"""find p50/p95 as the file's owner vs as an agent (issue 22 item 6), on one file: first with no
+"""find p50/p95 as the file's owner vs as an agent, on one file: first with no
 policies in it, then with 21 policies (the agent granted read on the scope it searches). Also times
 the permission check alone and the conflict-flag lookup every ``find`` does (its trace step).
 

@@ -1,4 +1,4 @@
-"""find p50/p95 with reinforcement on vs off (issue 22): one LoCoMo dev conversation, real MiniLM.
+"""find p50/p95 with reinforcement on vs off: one LoCoMo dev conversation, real MiniLM.
 
 Usage: python -m benchmarks.reinforce_overhead [--samples 1] [--rounds 3]
 Calls alternate on/off question by question, so machine noise hits both sides alike.

@@ -1,4 +1,4 @@
-"""The long reliability run (issue 9): the bounded tests of ``tests/reliability`` at full size.
+"""The long reliability run: the bounded tests of ``tests/reliability`` at full size.
 
     python -m benchmarks.stress                 # 8 writers x 1,000, 100 SIGKILLs, 150 examples per property
     python -m benchmarks.stress --quick         # a smoke run of the same code paths

@@ -20,7 +20,7 @@ from agentbase_kernel import AgentBase
 
 
 def section(title: str) -> None:
-    print(f"\n== {title} " + "=" * max(0, 70 - len(title)))
+    print(f"\n== {title} " + "=" * max(2, 70 - len(title)))
 
 
 class Writers:
@@ -56,7 +56,10 @@ def main() -> None:
 
     minimal = MinimalAdapter(db)
     for text, who in (("Alice prefers window seats on long flights", "alice"), ("Bob is allergic to peanuts", "bob")):
-        writers.by_entry[minimal.remember(text, who=who, tags=["travel"] if who == "alice" else ())] = "Minimal"
+        entry_id = minimal.remember(text, who=who, tags=["travel"] if who == "alice" else ())
+        writers.by_entry[entry_id] = "Minimal"
+        print(f"  remember({text!r}, who={who!r}) -> {entry_id}")
+    print(f"  recall('seat preference', who='alice') -> {minimal.recall('seat preference', who='alice')[0].content!r}")
 
     section("Mem0: Memory.add (zero-LLM fact extraction)")
     from agentbase_adapters.mem0 import Mem0Adapter
@@ -83,6 +86,8 @@ def main() -> None:
 
     store = AgentBaseStore(db)
     store.put(("memories", "alice"), "diet", {"text": "Alice is vegetarian"})
+    item = store.get(("memories", "alice"), "diet")
+    print(f"  put(('memories', 'alice'), 'diet', ...) -> get: {item.value if item else None}")
 
     section("LlamaIndex: chat store")
     from llama_index.core.llms import ChatMessage
@@ -92,6 +97,9 @@ def main() -> None:
     chat_store = AgentBaseChatStore(db, user_id="alice")
     writers.by_session["alice-llama"] = "LlamaIndex"
     chat_store.add_message("alice-llama", ChatMessage(role="user", content="Remind me to renew my passport"))
+    print(f"  get_messages('alice-llama') -> {[m.content for m in chat_store.get_messages('alice-llama')]}")
+    summary = db.sync.commit_session("alice-llama")  # the rule-based session summary, no LLM
+    print(f"  session summary: {summary.l2_full}")
 
     section("OpenAI threads: in-process adapter")
     from agentbase_adapters.openai import OpenAIAssistantAdapter
@@ -100,6 +108,8 @@ def main() -> None:
     thread = oa.create_thread(metadata={"user_id": "alice", "agent_id": "travel-bot"})
     writers.by_session[thread["id"]] = "OpenAI"
     oa.create_message(thread_id=thread["id"], role="user", content="Book me a hotel near Kyoto station")
+    listed = oa.list_messages(thread_id=thread["id"])["data"]
+    print(f"  thread {thread['id']}: {len(listed)} message(s), first: {listed[0]['content'][0]['text']['value']!r}")
 
     section("One file: every row of alice's scope, labelled with the adapter that wrote it")
     rows = db.sync.list(user_id="alice", limit=None)

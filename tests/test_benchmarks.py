@@ -134,6 +134,7 @@ def test_quick_run_on_two_sets_writes_per_kind_rows_and_the_report(tiny, assista
     text = (out / "RESULTS.md").read_text()
     assert "plain FTS5 BM25" in text and "smoke run" in text and "| mem0ai |" in text
     assert "Per kind" in text and "fact (n = 2)" in text
+    assert "All six dev sets at a glance" in text
     assert (out / "quality.png").stat().st_size > 0 and (out / "speed.png").exists()
     # a later run of some systems on one set replaces those rows and keeps the others
     kept = run["sets"]["tiny"]["systems"][0]
@@ -142,6 +143,7 @@ def test_quick_run_on_two_sets_writes_per_kind_rows_and_the_report(tiny, assista
     run = json.loads((out / "results" / "run.json").read_text())
     assert [s["system"] for s in run["sets"]["tiny"]["systems"]] == ["agentbase", "fts5", "dense"]
     assert run["sets"]["tiny"]["systems"][0] == kept and "assistant" in run["sets"]
+    assert "## Embedders" in (out / "RESULTS.md").read_text()  # the dense row is an embedder's
     # merge adds another run's rows
     other = tmp_path / "other"
     assert cli.main(["run", "--quick", "--smoke", "--data", str(assistant), "--systems", "dense",
@@ -155,6 +157,13 @@ def test_quick_run_on_two_sets_writes_per_kind_rows_and_the_report(tiny, assista
     assert "in-sample" in report.render(out).read_text()
     table = report.readme_table(out)  # the README's table, from the same run.json
     assert "| plain FTS5 BM25 | " in table and "locomo hit@1 / hit@10 (in-sample)" in table
+
+
+def test_the_six_dev_sets_are_known_and_all_in_sample(tmp_path):
+    assert list(locomo.DATASETS) == ["locomo", "realtalk", "beam", "prefeval-explicit", "prefeval-choice", "assistant"]
+    assert locomo.IN_SAMPLE == set(locomo.DATASETS)
+    with pytest.raises(SystemExit, match="unknown dev sets"):
+        cli.main(["run", "--set", "locomo,nope", "--results-dir", str(tmp_path)])
 
 
 def test_run_refuses_a_missing_dev_set(tmp_path):

@@ -17,5 +17,5 @@ def test_compat_matrix_is_up_to_date():
 
 def test_every_adapter_has_a_section():
     text = (ROOT / "compat_matrix.md").read_text().lower()
-    for name in ("mem0", "minimal", "langchain", "langgraph", "llamaindex", "openai"):
+    for name in ("mem0", "minimal", "langchain", "langgraph", "llamaindex", "openai", "hermes", "claude agent sdk"):
         assert name in text

@@ -212,6 +212,18 @@ def test_the_dashboard_opens_the_pointer_file(folder, monkeypatch):
     assert _in_pointer_file(folder) == ["shown by the dashboard"]
 
 
+def test_agentbase_web_without_a_file_serves_the_pointer_file(folder, monkeypatch, capsys):
+    pytest.importorskip("uvicorn")
+    import uvicorn
+
+    from agentbase_adapters.web import main
+
+    served: list[Any] = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **_: served.append(app))
+    assert main([]) == 0 and len(served) == 1
+    assert f"dashboard for {folder / 'data' / 'agentbase.db'}" in capsys.readouterr().err
+
+
 def test_what_mem0_memory_writes_the_cli_lists(folder):
     """The first-hour path: ``agentbase init --data-dir`` in a shell, then the Mem0 swap in Python."""
     from click.testing import CliRunner

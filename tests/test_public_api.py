@@ -15,7 +15,8 @@ def test_kernel_all_is_sorted_and_resolves():
         assert getattr(agentbase_kernel, name) is not None
     public = {n for n in vars(agentbase_kernel) if not n.startswith("_")}
     modules = {"arguments", "cli", "config", "errors", "kernel", "lifecycle", "portable", "records", "store", "text",
-               "ingest", "retrieve", "telemetry", "testing"}
+               "ingest", "retrieve", "rules", "telemetry", "testing", "threads",
+               "governance", "scoped", "sessions"}
     assert public - modules - {"annotations"} == set(agentbase_kernel.__all__)
 
 

@@ -26,8 +26,11 @@ FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.DOTALL | re.MULTILINE)
 # first line of a shell block -> why it is not run here
 NOT_RUN = {
     "make demo": "sets up .venv and runs the demo: tests/test_examples.py runs examples/demo.py",
-    "pip install agentbase-memory": "installs from the package index",
+    "pip install agentbase-memory": "installs from the package index (not published yet)",
+    "pip install .": "tests/test_install.py builds the wheel, installs it into a bare venv and runs the quick start",
     "make bench": "benchmarks take minutes to hours (benchmarks/, tests/test_benchmarks.py)",
+    "python -m agentbase_adapters.hermes install": "needs hermes-agent, which has its own venv: "
+    "tests/adapters/hermes/test_provider.py::test_the_install_command_writes_and_activates_the_plugin runs it",
 }
 
 

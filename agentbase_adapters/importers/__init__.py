@@ -29,7 +29,8 @@ from .mem0 import mem0_records
 from .openai import openai_json_records
 
 __all__ = ["SOURCES", "chat_history_records", "import_from", "langchain_file_records", "langchain_sql_records",
-           "llamaindex_json_records", "llamaindex_sql_records", "mem0_records", "openai_json_records", "source_records"]
+           "llamaindex_json_records", "llamaindex_sql_records", "mem0_records", "openai_json_records", "source_embedder",
+           "source_records"]
 
 #: ``--from`` name -> (reader, does it take ``table=``)
 SOURCES: dict[str, tuple[Callable[..., Iterator[dict[str, Any]]], bool]] = {
@@ -57,15 +58,21 @@ def source_records(source: str, location: Any, *, table: str | None = None,
 
 
 def import_from(kernel: Any, source: str, location: Any, *, table: str | None = None, user_id: str | None = None,
-                dry_run: bool = False, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+                dry_run: bool = False, progress: Callable[[int, int], None] | None = None,
+                embed_progress: Callable[[int, int], None] | None = None,
+                on_conflict: str = "fail") -> dict[str, Any]:
     """Import one source into ``kernel`` (a ``Kernel``); returns ``Kernel.import_``'s summary.
 
-    ``progress(done, total)`` counts records read (the total is unknown: 0).
+    ``user_id`` is the user of data that names none. A session or memory id already in another
+    scope is a conflict (``on_conflict``: ``"fail"``, ``"skip"`` or ``"rekey"``, as for ``Kernel.import_``).
+    ``progress(done, total)`` counts records read (the total is unknown: 0); ``embed_progress`` the
+    texts embedded after them.
     """
     records = source_records(source, location, table=table, user_id=user_id)
     if progress is not None:
         records = _counted(records, progress)
-    summary: dict[str, Any] = kernel.import_(records, dry_run=dry_run)
+    summary: dict[str, Any] = kernel.import_(records, dry_run=dry_run, embed_progress=embed_progress,
+                                             on_conflict=on_conflict)
     return summary
 
 
@@ -73,3 +80,18 @@ def _counted(records: Iterator[dict[str, Any]], progress: Callable[[int, int], N
     for n, record in enumerate(records, 1):
         yield record
         progress(n, 0)
+
+
+def source_embedder(source: str, location: Any) -> str | None:
+    """The embedder spec the source itself names, for a database created to receive it; ``None``: no opinion.
+
+    A Mem0 config names its embedder: the new file gets what ``Memory.from_config`` on that config
+    would open it with, so the migrated application finds the file it expects. Chat histories name none.
+    """
+    if source != "mem0":
+        return None
+    from ..mem0._config import embedder_spec
+    from .mem0 import read_config
+
+    spec = embedder_spec(read_config(location))
+    return spec if isinstance(spec, str) else None

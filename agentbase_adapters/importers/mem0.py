@@ -27,7 +27,8 @@ _CORE = {"data", "hash", "created_at", "updated_at", "id", "text_lemmatized", "a
 _ALL = 2**31 - 1
 
 
-def _config(config: dict[str, Any] | str | os.PathLike[str]) -> Any:
+def read_config(config: dict[str, Any] | str | os.PathLike[str]) -> dict[str, Any]:
+    """The config dict, from a dict or a JSON file (no Mem0 needed)."""
     if not isinstance(config, dict):
         path = Path(config)
         try:
@@ -36,6 +37,11 @@ def _config(config: dict[str, Any] | str | os.PathLike[str]) -> Any:
             raise InvalidArgument(f"Cannot read the Mem0 config {path}: {exc}") from None
         if not isinstance(config, dict):
             raise InvalidArgument(f"{path} must hold a JSON object (the dict passed to Memory.from_config)")
+    return config
+
+
+def _config(config: dict[str, Any] | str | os.PathLike[str]) -> Any:
+    config = read_config(config)
     require("mem0", extra="mem0")
     from mem0.configs.base import MemoryConfig
     from pydantic import ValidationError

@@ -14,10 +14,10 @@ import sys
 import threading
 from typing import Any, Literal
 
-from agentbase_kernel import AgentBase, AgentBaseError
+from agentbase_kernel import AgentBase, AgentBaseError, InvalidArgument
 
 from .._http_guard import resolve_api_key
-from .._require import require
+from .._require import require, require_extra
 from ._stdio import run_stdio
 from ._tenancy import Tenancy
 from .server import create_server
@@ -49,8 +49,9 @@ def serve(db_path: str | os.PathLike[str] | None = None, *, user_id: str | None 
 
     Raises:
         InvalidArgument: The scope options contradict each other.
-        MissingDependency: The ``mcp`` extra is not installed.
+        MissingDependency: The ``mcp`` extra is not installed (checked first).
     """
+    require_extra("mcp")
     if not multi_tenant and not user_id and not agent_id:
         user_id = DEFAULT_USER
     tenancy = Tenancy(user_id=user_id, agent_id=agent_id, multi=multi_tenant)
@@ -111,12 +112,16 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="agentbase-mcp: %(message)s")
     try:
+        require_extra("mcp")
         api_key = resolve_api_key(args.api_key, args.api_key_file) if args.transport == "http" else None
         serve(args.db, user_id=args.user_id, agent_id=args.agent_id, multi_tenant=args.multi_tenant,
               transport=args.transport, host=args.host, port=args.port, api_key=api_key, embedder=args.embedder)
-    except (AgentBaseError, ValueError) as exc:
+    except (InvalidArgument, ValueError) as exc:  # exit codes as the agentbase command's (docs/cli.md)
         print(f"agentbase-mcp: {exc}", file=sys.stderr)
         return 2
+    except AgentBaseError as exc:  # a missing extra, a file that cannot be used
+        print(f"agentbase-mcp: {exc}", file=sys.stderr)
+        return 3
     except KeyboardInterrupt:
         return 0
     return 0

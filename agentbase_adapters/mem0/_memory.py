@@ -14,8 +14,7 @@ import asyncio
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from agentbase_adapters._async import in_thread
-from agentbase_kernel import AgentBase, FindResult, InvalidArgument, Kernel, NotFoundError
+from agentbase_kernel import AgentBase, FindResult, InvalidArgument, Kernel, NotFoundError, in_thread
 
 from ._args import (
     content,
@@ -222,7 +221,7 @@ class Mem0Adapter:
             return None
 
     def get_all(
-        self, *, filters: dict[str, Any] | None = None, top_k: int | None = None, show_expired: bool = False, **kwargs: Any
+        self, /, *, filters: dict[str, Any] | None = None, top_k: int | None = None, show_expired: bool = False, **kwargs: Any
     ) -> dict[str, Any]:
         """Memories of a scope, oldest first: ``{"results": [...]}`` (at most ``top_k``, default 20).
 
@@ -240,6 +239,7 @@ class Mem0Adapter:
 
     def search(
         self,
+        /,
         query: str,
         *,
         top_k: int | None = None,
@@ -495,7 +495,7 @@ class AsyncMem0Adapter:
 
 
 class Memory(Mem0Adapter):
-    """Drop-in for ``mem0.Memory``: same methods and result shapes, one SQLite file, no LLM, no network.
+    """Drop-in for ``mem0.Memory``: same methods and result shapes, one database, no LLM, no network.
 
         m = Memory()                      # or Memory.from_config({"vector_store": {...}, ...})
         m.add("I like pizza", user_id="alice")
@@ -519,7 +519,7 @@ class Memory(Mem0Adapter):
 
 
 class AsyncMemory(AsyncMem0Adapter):
-    """Drop-in for ``mem0.AsyncMemory``: Mem0's async API over one SQLite file, no LLM, no network.
+    """Drop-in for ``mem0.AsyncMemory``: Mem0's async API over one database, no LLM, no network.
 
         m = AsyncMemory()
         await m.add("I like pizza", user_id="alice")

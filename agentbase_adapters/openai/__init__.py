@@ -24,7 +24,7 @@ if TYPE_CHECKING:
         to_sdk,
     )
     from agentbase_adapters.openai.agents_session import AgentBaseSession
-    from agentbase_adapters.openai.app import create_app, serve
+    from agentbase_adapters.openai.app import create_app, load_key_scopes, serve
 
 __all__ = [
     "AgentBaseSession",
@@ -32,6 +32,7 @@ __all__ = [
     "OpenAIAssistantAdapter",
     "Responder",
     "create_app",
+    "load_key_scopes",
     "serve",
     "to_sdk",
 ]
@@ -42,6 +43,7 @@ _MODULES = {
     "OpenAIAssistantAdapter": "adapter",
     "Responder": "adapter",
     "create_app": "app",
+    "load_key_scopes": "app",
     "serve": "app",
     "to_sdk": "adapter",
 }

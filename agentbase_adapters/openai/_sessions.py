@@ -11,14 +11,29 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agentbase_kernel import Hit, Session
+from agentbase_kernel import Hit, InvalidArgument, Session
 
 from ._wire import epoch, invalid
 
-__all__ = ["STATE", "context", "conversation", "fixed_scope", "scope_of", "state_of", "thread"]
+__all__ = ["STATE", "check_scope", "context", "conversation", "fixed_scope", "scope_of", "state_of", "thread"]
 
 STATE = "openai"  # the key of session.metadata that holds the adapter's state
 _SCOPE_KEYS = ("user_id", "agent_id", "project_id")
+
+
+def check_scope(**ids: Any) -> dict[str, str]:
+    """The scope an adapter (or a server key) is held to: ``user_id`` / ``agent_id`` / ``project_id``
+    that are set, each a non-empty str without NUL."""
+    scope = {}
+    for key, value in ids.items():
+        if key not in _SCOPE_KEYS:
+            raise InvalidArgument(f"unknown scope key {key!r}: use {', '.join(_SCOPE_KEYS)}")
+        if value is None:
+            continue
+        if not isinstance(value, str) or not value or "\x00" in value:
+            raise InvalidArgument(f"{key} must be a non-empty str without NUL, got {value!r:.80}")
+        scope[key] = value
+    return scope
 
 
 def scope_of(metadata: Mapping[str, str]) -> dict[str, str]:

@@ -204,7 +204,7 @@ def check_fields(body: dict[str, Any], allowed: Sequence[str]) -> dict[str, Any]
     """Return ``body`` if every key is in ``allowed``; OpenAI's "Unknown parameter" 400 otherwise.
 
     Bodies reach the adapter field by field, never as ``**body``: a key such as ``self`` or
-    ``options`` would otherwise bind to a Python parameter (issue 16, item 5).
+    ``options`` would otherwise bind to a Python parameter.
     """
     for key in body:
         if key not in allowed:

@@ -19,8 +19,19 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from agentbase_adapters._async import in_thread, on_calling_loop
-from agentbase_kernel import AgentBase, InvalidArgument, Kernel, Message, MessageNotFound, NotFoundError, Session
+from agentbase_kernel import (
+    AgentBase,
+    InvalidArgument,
+    Kernel,
+    Message,
+    MessageNotFound,
+    NotFoundError,
+    PermissionDenied,
+    Session,
+    SessionNotFound,
+    in_thread,
+    on_calling_loop,
+)
 
 from ._runs import (
     CONTEXT_TOKEN_BUDGET,
@@ -35,7 +46,7 @@ from ._runs import (
     window,
 )
 from ._sdk import to_sdk
-from ._sessions import STATE, context, conversation, fixed_scope, scope_of, state_of, thread
+from ._sessions import STATE, check_scope, context, conversation, fixed_scope, scope_of, state_of, thread
 from ._translate import CHAT_ROLES, Shape, from_record, to_record
 from ._wire import check_choice, check_limit, check_metadata, check_text, invalid, json_type, new_id, page
 
@@ -76,7 +87,15 @@ class OpenAIAssistantAdapter:
     """
 
     def __init__(
-        self, db: AgentBase, *, responder: Responder | None = None, context_token_budget: int = CONTEXT_TOKEN_BUDGET
+        self,
+        db: AgentBase,
+        *,
+        responder: Responder | None = None,
+        context_token_budget: int = CONTEXT_TOKEN_BUDGET,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        project_id: str | None = None,
+        own_threads_only: bool = False,
     ) -> None:
         if responder is not None and inspect.iscoroutinefunction(responder):
             raise TypeError(
@@ -88,6 +107,8 @@ class OpenAIAssistantAdapter:
         self.db = db.view(source="openai")  # entries record the path that wrote them (Entry.source)
         self.responder = responder
         self.context_token_budget = context_token_budget
+        self.scope = check_scope(user_id=user_id, agent_id=agent_id, project_id=project_id)
+        self.own_threads_only = bool(own_threads_only)
 
     @property
     def _kernel(self) -> Kernel:
@@ -96,13 +117,28 @@ class OpenAIAssistantAdapter:
     # -- sessions
 
     def _session(self, session_id: str) -> Session:
-        return self._kernel.get_session(session_id)
+        """The session, if this adapter may reach it; ``SessionNotFound`` otherwise (another
+        scope's thread is not found, never forbidden: its existence is not told either)."""
+        session = self._kernel.get_session(session_id)
+        if any(getattr(session.scope, key) != value for key, value in self.scope.items()) or (
+            self.own_threads_only and not state_of(session)
+        ):
+            raise SessionNotFound(session_id)
+        return session
 
     def _create_session(self, prefix: str, kind: str, metadata: Any, extra: dict[str, Any]) -> Session:
         meta = check_metadata(metadata)
+        asked = scope_of(meta)
+        for key, value in self.scope.items():
+            if asked.get(key, value) != value:
+                raise PermissionDenied(
+                    f"This key serves {key} {value!r} only: a {kind} for {key} {asked[key]!r} cannot be "
+                    "created with it (leave metadata.{key} out, or use that scope's key).".replace("{key}", key),
+                    access="write", scope=dict(self.scope), operation=f"create_{kind}",
+                )
         return self._kernel.create_session(
             new_id(prefix, nbytes=24 if prefix == "conv" else 12),
-            **scope_of(meta),
+            **{**asked, **self.scope},
             metadata={STATE: {"object": kind, "metadata": meta, **extra}},
         )
 
@@ -112,17 +148,14 @@ class OpenAIAssistantAdapter:
         changes; other adapters' metadata keys are left alone."""
         kernel = self._kernel
         with kernel.transaction():
-            session = kernel.get_session(session_id)
+            session = self._session(session_id)
             state = state_of(session)
             change(session, state)
             return kernel.update_session(session_id, metadata_patch={STATE: state})
 
     def _message(self, session_id: str, read: Callable[[], Message]) -> Message:
-        try:
-            return read()
-        except MessageNotFound:
-            self._session(session_id)  # a missing thread is reported as such
-            raise
+        self._session(session_id)  # a missing (or unreachable) thread is reported as such
+        return read()
 
     # -- threads
 
@@ -167,6 +200,7 @@ class OpenAIAssistantAdapter:
         return self._delete_session(thread_id, "thread")
 
     def _delete_session(self, session_id: str, kind: str) -> dict[str, Any]:
+        self._session(session_id)
         self._kernel.delete_session(session_id)
         return {"id": session_id, "object": f"{kind}.deleted", "deleted": True}
 
@@ -294,6 +328,7 @@ class OpenAIAssistantAdapter:
 
     def create_run(
         self,
+        /,
         thread_id: str,
         *,
         assistant_id: str,
@@ -366,7 +401,7 @@ class OpenAIAssistantAdapter:
             )
 
     def create_thread_and_run(
-        self, *, assistant_id: str, thread: dict[str, Any] | None = None, **run: Any
+        self, /, *, assistant_id: str, thread: dict[str, Any] | None = None, **run: Any
     ) -> dict[str, Any]:
         """Create a thread from ``thread`` (``messages``, ``metadata``, ``tool_resources``) and run it.
 
@@ -551,12 +586,26 @@ class AsyncOpenAIAssistantAdapter:
     """
 
     def __init__(
-        self, db: AgentBase, *, responder: Responder | None = None, context_token_budget: int = CONTEXT_TOKEN_BUDGET
+        self,
+        db: AgentBase,
+        *,
+        responder: Responder | None = None,
+        context_token_budget: int = CONTEXT_TOKEN_BUDGET,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        project_id: str | None = None,
+        own_threads_only: bool = False,
     ) -> None:
         self.db = db.view(source="openai")  # entries record the path that wrote them (Entry.source)
         self.responder = responder
         self._sync = OpenAIAssistantAdapter(
-            db, responder=None if responder is None else self._respond, context_token_budget=context_token_budget
+            db,
+            responder=None if responder is None else self._respond,
+            context_token_budget=context_token_budget,
+            user_id=user_id,
+            agent_id=agent_id,
+            project_id=project_id,
+            own_threads_only=own_threads_only,
         )
 
     def _respond(self, messages: list[dict[str, str]], found: list[dict[str, Any]]) -> Any:

@@ -28,22 +28,27 @@ Needs ``pip install 'agentbase-memory[openai]'``.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections.abc import Awaitable, Callable
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
 from agentbase_adapters._http_guard import (
     DEFAULT_BODY_LIMIT,
+    KEY_SCOPE,
     HttpGuard,
     InvalidJson,
     Refusal,
+    check_api_key,
     check_bind,
     parse_json,
     resolve_api_key,
 )
-from agentbase_adapters._require import require
+from agentbase_adapters._require import require, require_extra
 from agentbase_adapters.openai._runs import CONTEXT_TOKEN_BUDGET
+from agentbase_adapters.openai._sessions import check_scope
 from agentbase_adapters.openai._wire import check_fields, check_limit, check_types
 from agentbase_adapters.openai.adapter import AsyncOpenAIAssistantAdapter, Responder
 from agentbase_kernel import (
@@ -65,7 +70,7 @@ from starlette.responses import JSONResponse, Response  # noqa: E402
 from starlette.routing import Route  # noqa: E402
 from starlette.types import ASGIApp  # noqa: E402
 
-__all__ = ["create_app", "serve"]
+__all__ = ["check_key_scopes", "create_app", "load_key_scopes", "serve"]
 
 _log = logging.getLogger(__name__)
 _Endpoint = Callable[[Request], Awaitable[Response]]
@@ -206,6 +211,42 @@ def _run_arguments(body: dict[str, Any]) -> dict[str, Any]:
     return arguments
 
 
+def load_key_scopes(path: str | os.PathLike[str]) -> dict[str, dict[str, str]]:
+    """A key -> scope table from a JSON file: ``{"sk-...": {"user_id": "alice"}, ...}``.
+
+    Each key is a bearer key a client sends; its scope holds at least one of ``user_id`` /
+    ``agent_id`` / ``project_id``. Keep the file private (``chmod 600``): it holds the keys.
+
+    Raises:
+        InvalidArgument: The file cannot be read, is not such an object, or a key or scope is malformed.
+    """
+    try:
+        table = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise InvalidArgument(f"Cannot read the key table {str(path)!r}: {exc}") from exc
+    return check_key_scopes(table, source=f"the key table {str(path)!r}")
+
+
+def check_key_scopes(table: Any, *, source: str = "key_scopes") -> dict[str, dict[str, str]]:
+    """``table`` checked: visible-ASCII keys, each mapped to a scope of known, well-formed ids."""
+    if not isinstance(table, dict):
+        raise InvalidArgument(f"{source} must be an object of key -> scope, got {type(table).__name__}")
+    if not table:
+        raise InvalidArgument(f"{source} has no keys: give at least one key -> scope")
+    checked: dict[str, dict[str, str]] = {}
+    for key, scope in table.items():
+        key = check_api_key(str(key), source)
+        if not isinstance(scope, dict) or set(scope) - {"user_id", "agent_id", "project_id"}:
+            raise InvalidArgument(f"{source}: the scope of key {key[:3]}... must be an object of user_id / agent_id / "
+                                  f"project_id, got unknown or malformed {scope!r:.80}")
+        ids = check_scope(**scope)
+        if not ids:
+            raise InvalidArgument(f"{source}: the scope of key {key[:3]}... needs at least one of user_id / agent_id / "
+                                  "project_id")
+        checked[key] = ids
+    return checked
+
+
 def create_app(
     db: AgentBase,
     *,
@@ -215,6 +256,10 @@ def create_app(
     body_limit: int = DEFAULT_BODY_LIMIT,
     allowed_hosts: tuple[str, ...] = (),
     context_token_budget: int = CONTEXT_TOKEN_BUDGET,
+    user_id: str | None = None,
+    agent_id: str | None = None,
+    project_id: str | None = None,
+    key_scopes: dict[str, dict[str, str]] | None = None,
 ) -> ASGIApp:
     """The ASGI app serving ``db`` on OpenAI's threads and conversations endpoints.
 
@@ -236,27 +281,53 @@ def create_app(
         allowed_hosts: Host names to accept besides 127.0.0.1 / localhost / [::1] on a loopback
             socket (e.g. a reverse proxy's name); any other is a 421.
         context_token_budget: How many tokens of memories (``Kernel.prefetch``) a run's responder gets.
+        user_id: Serve this user's sessions only (with ``agent_id`` / ``project_id``: that scope):
+            threads it makes get the scope, any other thread or conversation is a 404.
+        agent_id: As ``user_id``, for an agent.
+        project_id: As ``user_id``, for a project.
+        key_scopes: Several keys, each with its own scope (``{key: {"user_id": ...}}``, see
+            ``load_key_scopes``); instead of ``api_key`` and a server-wide scope.
+
+    Without a scope the server reaches only the threads and conversations made through it (the
+    sessions other adapters wrote in the same file are 404); docs/server-security.md, "Scopes".
     """
-    oa = AsyncOpenAIAssistantAdapter(db, responder=responder, context_token_budget=context_token_budget)
+    server_scope = check_scope(user_id=user_id, agent_id=agent_id, project_id=project_id)
+    if key_scopes is not None and (api_key is not None or server_scope):
+        raise InvalidArgument("Give either key_scopes (each key its scope) or api_key with user_id / agent_id / "
+                              "project_id, not both.")
+
+    def adapter(scope: dict[str, str]) -> AsyncOpenAIAssistantAdapter:
+        return AsyncOpenAIAssistantAdapter(db, responder=responder, context_token_budget=context_token_budget,
+                                           own_threads_only=not scope, **scope)
+
+    if key_scopes is not None:
+        by_key = {key: adapter(scope) for key, scope in check_key_scopes(key_scopes).items()}
+        keys: Any = list(by_key)
+    else:
+        one, keys = adapter(server_scope), api_key
+
+    def pick(request: Request) -> AsyncOpenAIAssistantAdapter:
+        """The adapter of the key this request authenticated with (the guard checked it)."""
+        return by_key[request.scope[KEY_SCOPE]] if key_scopes is not None else one
 
     async def create_thread(request: Request) -> Any:
         body = check_types(await _body(request, "messages", "metadata", "tool_resources"), _THREAD_KINDS)
-        return await oa.create_thread(**body)
+        return await pick(request).create_thread(**body)
 
     async def thread(request: Request) -> Any:
         thread_id = request.path_params["thread_id"]
         if request.method == "GET":
-            return await oa.retrieve_thread(thread_id)
+            return await pick(request).retrieve_thread(thread_id)
         if request.method == "DELETE":
-            return await oa.delete_thread(thread_id)
+            return await pick(request).delete_thread(thread_id)
         body = check_types(await _body(request, "metadata", "tool_resources"), _THREAD_KINDS)
-        return await oa.modify_thread(thread_id, **body)
+        return await pick(request).modify_thread(thread_id, **body)
 
     async def messages(request: Request) -> Any:
         thread_id = request.path_params["thread_id"]
         if request.method == "GET":
             query = request.query_params
-            return await oa.list_messages(
+            return await pick(request).list_messages(
                 thread_id,
                 limit=check_limit(query.get("limit")),
                 order=query.get("order"),
@@ -267,10 +338,10 @@ def create_app(
         body = check_types(
             await _body(request, "role", "content", "attachments", "metadata"), {"attachments": "array"}
         )
-        return await oa.create_message(
+        return await pick(request).create_message(
             thread_id,
-            role=body.get("role"),
-            content=body.get("content"),
+            role=cast(Any, body.get("role")),  # checked by the adapter, which names what is missing
+            content=cast(Any, body.get("content")),
             attachments=body.get("attachments"),
             metadata=body.get("metadata"),
         )
@@ -278,17 +349,17 @@ def create_app(
     async def message(request: Request) -> Any:
         thread_id, message_id = request.path_params["thread_id"], request.path_params["message_id"]
         if request.method == "GET":
-            return await oa.retrieve_message(thread_id, message_id)
+            return await pick(request).retrieve_message(thread_id, message_id)
         if request.method == "DELETE":
-            return await oa.delete_message(thread_id, message_id)
+            return await pick(request).delete_message(thread_id, message_id)
         body = await _body(request, "metadata")
-        return await oa.modify_message(thread_id, message_id, **body)
+        return await pick(request).modify_message(thread_id, message_id, **body)
 
     async def runs(request: Request) -> Any:
         thread_id = request.path_params["thread_id"]
         if request.method == "GET":
             query = request.query_params
-            return await oa.list_runs(
+            return await pick(request).list_runs(
                 thread_id,
                 limit=check_limit(query.get("limit")),
                 order=query.get("order"),
@@ -296,48 +367,48 @@ def create_app(
                 before=query.get("before"),
             )
         body = await _body(request, *_RUN_FIELDS)
-        return await oa.create_run(thread_id, assistant_id=body.get("assistant_id"), **_run_arguments(body))
+        return await pick(request).create_run(thread_id, assistant_id=cast(Any, body.get("assistant_id")), **_run_arguments(body))
 
     async def create_thread_and_run(request: Request) -> Any:
         body = await _body(request, *_CREATE_AND_RUN_FIELDS)
         arguments = _run_arguments(body)
         if "tool_resources" in body:
             arguments["tool_resources"] = body["tool_resources"]  # echoed nowhere: threads keep their own
-        return await oa.create_thread_and_run(
-            assistant_id=body.get("assistant_id"), thread=body.get("thread"), **arguments
+        return await pick(request).create_thread_and_run(
+            assistant_id=cast(Any, body.get("assistant_id")), thread=body.get("thread"), **arguments
         )
 
     async def run(request: Request) -> Any:
         thread_id, run_id = request.path_params["thread_id"], request.path_params["run_id"]
         if request.method == "GET":
-            return await oa.retrieve_run(thread_id, run_id)
+            return await pick(request).retrieve_run(thread_id, run_id)
         body = await _body(request, "metadata")
-        return await oa.modify_run(thread_id, run_id, **body)
+        return await pick(request).modify_run(thread_id, run_id, **body)
 
     async def cancel_run(request: Request) -> Any:
         await _body(request)  # none expected: a stray field is a 400, as for every endpoint
-        return await oa.cancel_run(request.path_params["thread_id"], request.path_params["run_id"])
+        return await pick(request).cancel_run(request.path_params["thread_id"], request.path_params["run_id"])
 
     async def create_conversation(request: Request) -> Any:
         body = await _body(request, "items", "metadata")
-        return await oa.create_conversation(**body)
+        return await pick(request).create_conversation(**body)
 
     async def conversation(request: Request) -> Any:
         conversation_id = request.path_params["conversation_id"]
         if request.method == "GET":
-            return await oa.retrieve_conversation(conversation_id)
+            return await pick(request).retrieve_conversation(conversation_id)
         if request.method == "DELETE":
-            return await oa.delete_conversation(conversation_id)
+            return await pick(request).delete_conversation(conversation_id)
         body = await _body(request, "metadata")
         if "metadata" not in body:
             raise _missing("metadata")
-        return await oa.update_conversation(conversation_id, metadata=body["metadata"])
+        return await pick(request).update_conversation(conversation_id, metadata=body["metadata"])
 
     async def items(request: Request) -> Any:
         conversation_id = request.path_params["conversation_id"]
         if request.method == "GET":
             query = request.query_params
-            return await oa.list_items(
+            return await pick(request).list_items(
                 conversation_id,
                 limit=check_limit(query.get("limit")),
                 order=query.get("order"),
@@ -346,13 +417,13 @@ def create_app(
         body = await _body(request, "items")
         if "items" not in body:
             raise _missing("items")
-        return await oa.create_items(conversation_id, items=body["items"])
+        return await pick(request).create_items(conversation_id, items=body["items"])
 
     async def item(request: Request) -> Any:
         conversation_id, item_id = request.path_params["conversation_id"], request.path_params["item_id"]
         if request.method == "GET":
-            return await oa.retrieve_item(conversation_id, item_id)
-        return await oa.delete_item(conversation_id, item_id)
+            return await pick(request).retrieve_item(conversation_id, item_id)
+        return await pick(request).delete_item(conversation_id, item_id)
 
     def route(
         path: str, handler: Callable[[Request], Awaitable[Any]], *methods: str, kind: str = "thread"
@@ -385,7 +456,7 @@ def create_app(
     app = Starlette(routes=routes, exception_handlers={404: not_routed, 405: not_routed})
     return HttpGuard(
         app,
-        api_key=api_key,
+        api_key=keys,
         allow_remote=allow_remote,
         writes="json",
         body_limit=body_limit,
@@ -413,6 +484,10 @@ def serve(
     responder: Responder | None = None,
     allow_remote: bool = False,
     body_limit: int = DEFAULT_BODY_LIMIT,
+    user_id: str | None = None,
+    agent_id: str | None = None,
+    project_id: str | None = None,
+    key_scopes_file: str | os.PathLike[str] | None = None,
 ) -> None:
     """Serve the file at ``db_path`` on OpenAI's wire format with uvicorn until interrupted.
 
@@ -432,18 +507,34 @@ def serve(
         responder: ``fn(messages, context) -> reply`` for runs.
         allow_remote: Listen on a non-loopback interface without an API key.
         body_limit: Largest request body in bytes (413 above it).
+        user_id: Serve this user's threads only (``agent_id`` / ``project_id`` likewise); without
+            a scope, only the threads and conversations made through this server.
+        agent_id: As ``user_id``, for an agent.
+        project_id: As ``user_id``, for a project.
+        key_scopes_file: A JSON key -> scope table (``load_key_scopes``): several keys, each
+            reaching its own scope; instead of a single key and scope.
 
     Raises:
-        InvalidArgument: No key for a non-loopback ``host`` (and not ``allow_remote``), a bad key
-            or key file, an unknown embedder.
+        InvalidArgument: No key for a non-loopback ``host`` (and not ``allow_remote``), a bad key,
+            key file or key table, both a key table and a single key or scope, an unknown embedder.
         EmbeddingMismatch: The file was written with another embedder than ``embedder``.
     """
-    key = resolve_api_key(api_key, api_key_file)
-    check_bind(host, key, allow_remote=allow_remote)
+    require_extra("openai")
+    scope = check_scope(user_id=user_id, agent_id=agent_id, project_id=project_id)
+    if key_scopes_file is not None:
+        if api_key is not None or api_key_file is not None or scope:
+            raise InvalidArgument("Give either a key table (--keys) or one key with --user-id / --agent-id / "
+                                  "--project-id, not both.")
+        table: dict[str, dict[str, str]] | None = load_key_scopes(key_scopes_file)
+        key = None
+    else:
+        table, key = None, resolve_api_key(api_key, api_key_file)
+    check_bind(host, key or (next(iter(table)) if table else None), allow_remote=allow_remote)
     uvicorn = require("uvicorn", extra="openai")
     with AgentBase(db_path, embedder=embedder, ner=ner) as db:
         db.sync.initialize()  # a wrong embedder or path fails here, before the port is bound
         app = create_app(
-            db, api_key=key, responder=responder, allow_remote=allow_remote, body_limit=body_limit
+            db, api_key=key, responder=responder, allow_remote=allow_remote, body_limit=body_limit,
+            key_scopes=table, user_id=user_id, agent_id=agent_id, project_id=project_id,
         )
         uvicorn.run(app, host=host, port=port)

@@ -40,12 +40,14 @@ def serve(db: str | os.PathLike[str] | None = None, *, port: int = 8080, host: s
             memory browser's search runs the same pipeline as the application's.
 
     Raises:
+        MissingDependency: The ``web`` extra is not installed (checked first).
         InvalidArgument: ``host`` is not loopback and there is no ``api_key``.
     """
     from agentbase_adapters._http_guard import check_bind
-    from agentbase_adapters._require import require
+    from agentbase_adapters._require import require, require_extra
     from agentbase_kernel import EmbeddingMismatch, Kernel
 
+    require_extra("web")
     check_bind(host, api_key)
     uvicorn = require("uvicorn", extra="web")
     kernel = Kernel(db, embedder=embedder, create=False)
@@ -64,21 +66,36 @@ def serve(db: str | os.PathLike[str] | None = None, *, port: int = 8080, host: s
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``agentbase-web DB PORT``: the design's short form of ``agentbase web``."""
+    """``agentbase-web [DB [PORT]]``: the design's short form of ``agentbase web``.
+
+    Without DB, the file every entry point opens here (``locate_database``). Exit codes as the
+    ``agentbase`` command's: 2 a bad argument, 3 the ``web`` extra missing or the file unusable.
+    """
+    from agentbase_adapters._require import require_extra
+    from agentbase_kernel import AgentBaseError, MissingDependency, is_postgres_url, locate_database
+
     args = sys.argv[1:] if argv is None else argv
-    if len(args) not in (1, 2) or args[0] in ("-h", "--help"):
-        print("usage: agentbase-web DB [PORT]   (PORT defaults to 8080; read-only, loopback only)", file=sys.stderr)
+    if len(args) > 2 or args[:1] in (["-h"], ["--help"]):
+        print("usage: agentbase-web [DB [PORT]]   (DB defaults to $AGENTBASE_PATH, the .agentbase pointer or "
+              "./agentbase.db; PORT to 8080; read-only, loopback only)", file=sys.stderr)
         return 2
     try:
         port = int(args[1]) if len(args) == 2 else 8080
     except ValueError:
         print(f"agentbase-web: PORT must be a number, got {args[1]!r}", file=sys.stderr)
         return 2
-    from agentbase_kernel import is_postgres_url
-
-    if not is_postgres_url(args[0]) and not os.path.exists(args[0]):  # a PostgreSQL URL is opened as given
-        print(f"agentbase-web: no such file: {args[0]}", file=sys.stderr)
+    try:
+        require_extra("web")
+        db = locate_database(args[0] if args else None).location
+    except MissingDependency as exc:
+        print(f"agentbase-web: {exc}", file=sys.stderr)
+        return 3
+    except AgentBaseError as exc:  # a broken .agentbase pointer
+        print(f"agentbase-web: {exc}", file=sys.stderr)
+        return 3
+    if not is_postgres_url(db) and not os.path.exists(db):  # a PostgreSQL URL is opened as given
+        print(f"agentbase-web: no such file: {db}", file=sys.stderr)
         return 2
-    print(f"agentbase dashboard on http://127.0.0.1:{port}/ (Ctrl+C stops it)", file=sys.stderr)
-    serve(args[0], port=port)
+    print(f"agentbase dashboard for {db} on http://127.0.0.1:{port}/ (Ctrl+C stops it)", file=sys.stderr)
+    serve(db, port=port)
     return 0

@@ -28,6 +28,7 @@ require("starlette", extra="web")
 require("jinja2", extra="web")
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -37,7 +38,7 @@ from starlette.routing import Route
 from agentbase_adapters._http_guard import HttpGuard, Refusal
 
 from . import charts
-from .queries import WEEKDAYS, Queries, SessionScopeArgs, scope_args, scope_label
+from .queries import TIMELINE_SPANS, WEEKDAYS, Queries, SessionScopeArgs, scope_args, scope_label
 
 __all__ = ["VIEWS", "create_app"]
 
@@ -49,7 +50,7 @@ _MAX_SEARCH_PAGE = 40  # a search page n asks find() for n * 25 results: at most
 # (path, name, what it shows): the overview links every one of them.
 VIEWS: tuple[tuple[str, str, str], ...] = (
     ("/", "Overview", "counts by type, category and scope; file, embedder, NER stage, vectors, verify"),
-    ("/timeline", "Timeline", "entries created per day, by context type"),
+    ("/timeline", "Timeline", "entries created over the last day, week, month or all time, by context type"),
     ("/heatmap", "Activity heatmap", "entries created by weekday and hour (UTC)"),
     ("/sunburst", "Category sunburst", "context type, then category, then tag"),
     ("/freshness", "Freshness", "age of entries, current vs superseded"),
@@ -158,10 +159,23 @@ def create_app(kernel: Kernel, *, allow_edit: bool = False, api_key: str | None 
                     sessions=len(kernel.list_sessions(**_session_scope(scope), limit=None)))
 
     def timeline(request: Request) -> Response:
-        data = state.queries.timeline(_scope(request))
-        svg = charts.stacked_columns(data["days"], data["series"], label="entries per day by type")
-        return page(request, "chart.html", title="Timeline", chart=svg, total=sum(map(sum, data["series"].values())),
-                    caption=f"{len(data['days'])} days, {data['days'][0]} to {data['days'][-1]}" if data["days"] else "")
+        span = request.query_params.get("span") or "auto"
+        if span not in TIMELINE_SPANS:
+            raise HTTPException(400, f"span must be one of {', '.join(TIMELINE_SPANS)}, got {span!r:.40}")
+        data = state.queries.timeline(_scope(request), span=span)
+        svg = charts.stacked_columns(data["labels"], data["series"], label=f"entries per {data['bin']} by type")
+        caption = ""
+        if data["labels"]:
+            caption = (f"last {data['span']}" if data["span"] != "all" else "everything") + (
+                " (chosen from the data; pick another below)" if span == "auto" else "") + (
+                f", per {data['bin']}, {_fmt_time(data['start'])} to {_fmt_time(data['end'])} UTC")
+            if data["outside"]:
+                caption += f"; {data['outside']} older entries are outside this range"
+        scope_q = {k: v for k, v in _scope(request).as_dict().items()}
+        choices = [(name, "/timeline?" + urlencode({**scope_q, "span": name}), name == span)
+                   for name in TIMELINE_SPANS]
+        return page(request, "chart.html", title="Timeline", chart=svg, choices=choices,
+                    total=sum(map(sum, data["series"].values())), caption=caption)
 
     def heatmap(request: Request) -> Response:
         grid = state.queries.heatmap(_scope(request))
@@ -188,11 +202,15 @@ def create_app(kernel: Kernel, *, allow_edit: bool = False, api_key: str | None 
 
     def tags(request: Request) -> Response:
         counts = state.queries.tag_counts(_scope(request))
+        entities = state.queries.entity_counts(_scope(request))
         q = {**_scope(request).as_dict()}
         href = "/memories?" + urlencode(q) + ("&" if q else "") + "tag="
-        return page(request, "chart.html", title="Tag cloud", total=sum(n for _, n in counts),
-                    chart=charts.tag_cloud(counts, href=href, label="tags"),
-                    caption=f"{len(counts)} most used tags; ner_* tags are entities found by NER")
+        clouds = Markup(f'<h2 id="user-tags">Tags</h2>{charts.tag_cloud(counts, href=href, label="tags")}'
+                        f'<h2 id="entity-tags">Entities</h2>'
+                        f'{charts.tag_cloud(entities, href=href + "ner_", label="entities")}')
+        return page(request, "chart.html", title="Tag cloud", total=sum(n for _, n in counts), chart=clouds,
+                    caption=f"{len(counts)} tags the callers gave, then {len(entities)} entities NER found "
+                            "(numbers and quantities left out)")
 
     def activity(request: Request) -> Response:
         limit = _int(request, "limit", 50, 1, 500)
@@ -212,10 +230,11 @@ def create_app(kernel: Kernel, *, allow_edit: bool = False, api_key: str | None 
             trace_id, total = found.trace.id, None
             more = len(found.hits) == pg * _PER_PAGE
         else:
-            entries = kernel.list(**scope_args(scope), **filters, limit=_PER_PAGE, offset=(pg - 1) * _PER_PAGE,
-                                  order="desc", include_invalid=True)
-            rows = [{"entry": e} for e in entries]
-            total = kernel.count(**scope_args(scope), **filters, include_invalid=True)
+            if filters.get("context_type") not in (None, *(t.value for t in ContextType)):
+                raise InvalidArgument(f"context_type must be one of {[t.value for t in ContextType]}")
+            ids = state.queries.newest_first(scope, **filters)
+            rows = [{"entry": e} for e in _entries(kernel, ids[(pg - 1) * _PER_PAGE:pg * _PER_PAGE])]
+            total = len(ids)
             more = pg * _PER_PAGE < total
         params = {k: v for k, v in request.query_params.items() if k != "page" and v}
         return page(request, "memories.html", q=q, rows=rows, total=total, page_no=pg, more=more,
@@ -289,8 +308,8 @@ def create_app(kernel: Kernel, *, allow_edit: bool = False, api_key: str | None 
         scope = _scope(request)
         pg = _int(request, "page", 1, 1, 10_000)
         found = kernel.list_sessions(**_session_scope(scope), limit=_PER_PAGE + 1, offset=(pg - 1) * _PER_PAGE)
-        rows = [{"s": s, "messages": kernel.count_messages(s.id), "scope": scope_label(s.scope)}
-                for s in found[:_PER_PAGE]]
+        rows = [{"s": s, "messages": kernel.count_messages(s.id), "scope": scope_label(s.scope),
+                 "origin": state.queries.session_origin(s)} for s in found[:_PER_PAGE]]
         return page(request, "sessions.html", rows=rows, page_no=pg, more=len(found) > _PER_PAGE)
 
     def session(request: Request) -> Response:
@@ -368,6 +387,17 @@ def _filters(request: Request) -> dict[str, Any]:
     tags = [t for t in request.query_params.getlist("tag") if t]
     if tags:
         out["tags"] = tags
+    return out
+
+
+def _entries(kernel: Kernel, ids: list[str]) -> list[Any]:
+    """The entries of ``ids`` in that order; one deleted since the scan is left out."""
+    out = []
+    for entry_id in ids:
+        try:
+            out.append(kernel.get(entry_id))
+        except EntryNotFound:
+            continue
     return out
 
 

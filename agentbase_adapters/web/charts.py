@@ -57,13 +57,30 @@ def stacked_columns(labels: Sequence[str], series: dict[str, Sequence[int]], *, 
             body.append(f'<rect class="mark" x="{left + i * step:.2f}" y="{y:.2f}" width="{max(step - 0.5, 0.6):.2f}" '
                         f'height="{h:.2f}" fill="{_color(k)}" data-value="{v}"><title>{escape(day)} '
                         f'{escape(name)}: {v}</title></rect>')
-    every = max(1, len(labels) // 8)
-    for i in range(0, len(labels), every):
-        body.append(f'<text x="{left + i * step:.1f}" y="{height - 14}" class="tick">{escape(labels[i])}</text>')
+    body += _ticks(labels, left=left, step=step, y=height - 14, width=width)
     legend = "".join(f'<rect x="{left + 120 * k}" y="{height - 10}" width="10" height="10" fill="{_color(k)}"/>'
                      f'<text x="{left + 14 + 120 * k}" y="{height - 1}" class="tick">{escape(name)}</text>'
                      for k, name in enumerate(series))
     return _svg(width, height + 6, [*body, legend], label)
+
+
+CHAR_PX = 6.6  # the tick font's average character width (11 px sans-serif), for fitting labels
+
+
+def _ticks(labels: Sequence[str], *, left: float, step: float, y: float, width: float) -> list[str]:
+    """Labels under the columns: as many as fit without overlapping, none cut at either edge."""
+    widest = max(len(lab) for lab in labels) * CHAR_PX + 10
+    every = max(1, math.ceil(widest / step))
+    out = []
+    for i in range(0, len(labels), every):
+        x, half = left + (i + 0.5) * step, len(labels[i]) * CHAR_PX / 2
+        anchor = "middle"
+        if x - half < 2:
+            x, anchor = 2.0, "start"
+        elif x + half > width - 2:
+            x, anchor = width - 2.0, "end"
+        out.append(f'<text x="{x:.1f}" y="{y}" class="tick" text-anchor="{anchor}">{escape(labels[i])}</text>')
+    return out
 
 
 def heatmap(grid: Sequence[Sequence[int]], rows: Sequence[str], *, label: str, cell: int = 30) -> Markup:
@@ -93,35 +110,68 @@ def _arc(cx: float, cy: float, r0: float, r1: float, a0: float, a1: float) -> st
             f"L{p[2][0]:.2f},{p[2][1]:.2f} A{r0},{r0} 0 {large} 0 {p[3][0]:.2f},{p[3][1]:.2f} Z")
 
 
-def sunburst(tree: dict[str, Any], *, label: str, size: int = 520) -> Markup:
-    """Rings from the centre out: the tree's levels (type -> category -> tag)."""
+def _hsl(hue: float, light: float) -> str:
+    return f"hsl({hue:.0f}, 55%, {light:.0f}%)"
+
+
+def sunburst(tree: dict[str, Any], *, label: str, size: int = 560) -> Markup:
+    """Rings from the centre out: the tree's levels (type -> category -> tag).
+
+    Types take the palette; every category its own hue, spread evenly round the wheel; its tags
+    lighter tints of that hue, alternating so neighbours differ. Every ring is labelled where its
+    arc has room: the outer ring's labels run along the radius.
+    """
     if not tree.get("value"):
         return _empty(label)
     cx = cy = size / 2
     ring = (size / 2 - 8) / 4
     body: list[str] = [f'<circle cx="{cx}" cy="{cy}" r="{ring}" fill="#f4f4f4"/>',
                        f'<text x="{cx}" y="{cy + 5}" class="tick" text-anchor="middle">{tree["value"]}</text>']
+    categories = [c for t in tree["children"] for c in t["children"]]
+    hues = {id(c): 360 * k / max(len(categories), 1) for k, c in enumerate(categories)}
 
-    def draw(node: dict[str, Any], depth: int, a0: float, a1: float, colour: int, path: str) -> None:
+    def fill(node: dict[str, Any], depth: int, index: int, hue: float) -> str:
+        if depth == 1:
+            return _color(index)
+        return _hsl(hue, 52) if depth == 2 else _hsl(hue, (74, 84)[index % 2])
+
+    def text(node: dict[str, Any], depth: int, a: float, span: float) -> None:
+        mid, r = a + span / 2, ring * (depth + 0.5)
+        x, y = cx + r * math.sin(mid), cy - r * math.cos(mid)
+        name = str(node["name"])
+        if depth < 3:
+            if span * r < 34:
+                return
+            fit = max(3, int(span * r / 6.5))
+            shown = name if len(name) <= fit else name[:fit - 1] + "…"
+            body.append(f'<text x="{x:.1f}" y="{y + 4:.1f}" class="arc-label" text-anchor="middle">{escape(shown)}</text>')
+            return
+        if span * r < 10:  # thinner than a line of text
+            return
+        fit = int((ring - 8) / 6)
+        shown = name if len(name) <= fit else name[:fit - 1] + "…"
+        angle = math.degrees(mid) - 90
+        if angle > 90:  # the left half reads upside down otherwise
+            angle -= 180
+        body.append(f'<text x="{x:.1f}" y="{y:.1f}" class="arc-label outer" text-anchor="middle" dominant-baseline="middle" '
+                    f'transform="rotate({angle:.1f} {x:.1f} {y:.1f})">{escape(shown)}</text>')
+
+    def draw(node: dict[str, Any], depth: int, a0: float, a1: float, hue: float, path: str) -> None:
         total = node["value"] or 1
         a = a0
         for i, child in enumerate(node["children"]):
             span = (a1 - a0) * child["value"] / total
-            c = i if depth == 1 else colour
+            own = hues.get(id(child), hue)
             name = f"{path} / {child['name']}" if path else child["name"]
-            opacity = (1.0, 0.75, 0.5)[depth - 1]
-            body.append(f'<path class="mark" d="{_arc(cx, cy, ring * depth, ring * (depth + 1) - 1, a, a + span)}" '
-                        f'fill="{_color(c)}" fill-opacity="{opacity}" stroke="#fff" data-value="{child["value"]}">'
+            body.append(f'<path class="mark ring{depth}" d="{_arc(cx, cy, ring * depth, ring * (depth + 1) - 1, a, a + span)}" '
+                        f'fill="{fill(child, depth, i, own)}" stroke="#fff" data-value="{child["value"]}">'
                         f'<title>{escape(name)}: {child["value"]}</title></path>')
-            if span > 0.25 and depth < 3:
-                mid, r = a + span / 2, ring * (depth + 0.5)
-                body.append(f'<text x="{cx + r * math.sin(mid):.1f}" y="{cy - r * math.cos(mid) + 4:.1f}" '
-                            f'class="arc-label" text-anchor="middle">{escape(child["name"][:14])}</text>')
+            text(child, depth, a, span)
             if child["children"]:
-                draw(child, depth + 1, a, a + span, c, name)
+                draw(child, depth + 1, a, a + span, own, name)
             a += span
 
-    draw(tree, 1, 0.0, 2 * math.pi, 0, "")
+    draw(tree, 1, 0.0, 2 * math.pi, 0.0, "")
     return _svg(size, size, body, label)
 
 
@@ -158,7 +208,7 @@ def tag_cloud(counts: Sequence[tuple[str, int]], *, href: str, label: str) -> Ma
     words = []
     for tag, n in sorted(counts):
         size = 0.8 + 2.0 * ((math.log(n) - lo) / (hi - lo) if hi > lo else 0.5)
-        cls = "tag ner" if tag.startswith("ner_") else "tag"
+        cls = "tag"
         words.append(f'<a class="{cls}" style="font-size:{size:.2f}em" href="{escape(href)}{escape(quote(tag, safe=""))}" '
                      f'data-value="{n}" title="{n} entries">{escape(tag)}</a>')
     return Markup(f'<div class="cloud" aria-label="{escape(label)}">' + " ".join(words) + "</div>")
@@ -215,15 +265,24 @@ def entity_graph(graph: dict[str, Any], *, href: str, label: str, width: int = 9
     body = [f'<line class="link" x1="{xy[a][0]:.1f}" y1="{xy[a][1]:.1f}" x2="{xy[b][0]:.1f}" y2="{xy[b][1]:.1f}" '
             f'stroke-width="{0.6 + 3 * w / peak_w:.2f}" data-value="{w}"><title>{escape(nodes[a]["text"])} - '
             f'{escape(nodes[b]["text"])}: {w}</title></line>' for a, b, w in edges]
-    labels = sorted({n["label"] for n in nodes})
+    # a type only where the mentions agree (queries.tidy_graph); the rest grey, "type unsure"
+    types = sorted({n["type"] for n in nodes if n.get("type")})
+    unsure = "#a0a6ad"
+
+    def colour(n: dict[str, Any]) -> str:
+        return _color(types.index(n["type"])) if n.get("type") else unsure
+
     for i, n in enumerate(nodes):
         r = 5 + 14 * math.sqrt(n["entries"] / peak_n)
+        kind = n.get("type") or "type unsure"
         body.append(f'<a href="{escape(href)}{escape(quote(n["norm"], safe=""))}"><circle class="mark" cx="{xy[i][0]:.1f}" '
-                    f'cy="{xy[i][1]:.1f}" r="{r:.1f}" fill="{_color(labels.index(n["label"]))}" '
-                    f'data-value="{n["entries"]}"><title>{escape(n["text"])} ({escape(n["label"])}): '
+                    f'cy="{xy[i][1]:.1f}" r="{r:.1f}" fill="{colour(n)}" '
+                    f'data-value="{n["entries"]}"><title>{escape(n["text"])} ({escape(kind)}): '
                     f'{n["entries"]} entries</title></circle><text x="{xy[i][0]:.1f}" y="{xy[i][1] - r - 3:.1f}" '
                     f'class="node-label" text-anchor="middle">{escape(n["text"][:24])}</text></a>')
-    legend = [f'<rect x="{10 + 110 * k}" y="{height - 14}" width="10" height="10" fill="{_color(k)}"/>'
+    keys = [*((t, _color(k)) for k, t in enumerate(types)), *((("type unsure", unsure),) if any(
+        not n.get("type") for n in nodes) else ())]
+    legend = [f'<rect x="{10 + 110 * k}" y="{height - 14}" width="10" height="10" fill="{c}"/>'
               f'<text x="{24 + 110 * k}" y="{height - 5}" class="tick">{escape(lab)}</text>'
-              for k, lab in enumerate(labels)]
+              for k, (lab, c) in enumerate(keys)]
     return _svg(width, height, [*body, *legend], label)

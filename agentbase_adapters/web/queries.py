@@ -8,6 +8,7 @@ SQL aggregates (wished for in /work/notes/kernel-needs.md), only this module cha
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import functools
 import logging
@@ -29,7 +30,62 @@ from agentbase_kernel import (
     SessionNotFound,
 )
 
-__all__ = ["AGE_BINS", "Queries", "ScanRow", "ScopeArgs", "SessionScopeArgs", "scope_args", "scope_label"]
+__all__ = ["AGE_BINS", "ENTITY_PREFIX", "TIMELINE_SPANS", "Queries", "ScanRow", "ScopeArgs", "SessionScopeArgs", "entity_type",
+           "is_quantity", "scope_args", "scope_label", "tidy_graph"]
+
+ENTITY_PREFIX = "ner_"
+# spaCy's numeric kinds: counts and amounts, not things to draw or browse by
+_QUANTITIES = frozenset({"CARDINAL", "QUANTITY", "PERCENT", "MONEY", "ORDINAL"})
+# labels the small English model often gives a lone first name or word wrongly (Alice -> ORG): shown
+# for one word only when other mentions agree
+_DOUBTFUL = frozenset({"ORG", "NORP", "PRODUCT", "WORK_OF_ART", "LANGUAGE", "LAW", "NAME", "MISC"})
+
+
+def is_quantity(text: str, label: str | None = None) -> bool:
+    """A number, an amount or an age ("5 years old", "2023", "$40"): not an entity to show."""
+    return (label or "").upper() in _QUANTITIES or any(ch.isdigit() for ch in text)
+
+
+def entity_type(text: str, labels: Counter[str]) -> str | None:
+    """The entity's type when its mentions agree (4 in 5 at least), else ``None`` (unsure).
+
+    One mention of a one-word entity with a label the small model often gets wrong is unsure too.
+    """
+    if not labels:
+        return None
+    label, n = labels.most_common(1)[0]
+    total = sum(labels.values())
+    if n / total < 0.8:
+        return None
+    if label.upper() in _DOUBTFUL and len(text.split()) == 1 and total < 2:
+        return None
+    return label
+
+
+def tidy_graph(graph: dict[str, Any]) -> dict[str, Any]:
+    """``Kernel.entity_graph`` for people to read: one node per name (the kernel keeps one per label),
+    numbers and quantities dropped, and a ``type`` only where the labels agree (``entity_type``)."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for node in graph.get("nodes", []):
+        if not is_quantity(str(node.get("text", "")), node.get("label")):
+            groups.setdefault(str(node["norm"]), []).append(node)
+    nodes: list[dict[str, Any]] = []
+    moved: dict[Any, Any] = {}
+    for norm, members in groups.items():
+        labels: Counter[str] = Counter()
+        texts: Counter[str] = Counter()
+        for m in members:
+            labels[str(m.get("label") or "")] += max(int(m["entries"]), 1)
+            texts[str(m["text"])] += int(m["entries"])
+            moved[m["id"]] = members[0]["id"]
+        text = texts.most_common(1)[0][0]
+        labels.pop("", None)
+        nodes.append({"id": members[0]["id"], "norm": norm, "text": text, "entries": sum(texts.values()),
+                      "type": entity_type(text, labels), "labels": dict(labels)})
+    nodes.sort(key=lambda n: -n["entries"])
+    edges = [{**e, "a": moved[e["a"]], "b": moved[e["b"]]} for e in graph.get("edges", [])
+             if e["a"] in moved and e["b"] in moved and moved[e["a"]] != moved[e["b"]]]
+    return {**graph, "nodes": nodes, "edges": edges}
 
 _log = logging.getLogger(__name__)
 
@@ -38,6 +94,10 @@ AGE_BINS: tuple[tuple[str, float], ...] = (
     ("< 1 day", 1), ("1-7 days", 7), ("1-4 weeks", 28), ("1-3 months", 91), ("3-6 months", 182),
     ("6-12 months", 365), ("> 1 year", float("inf")))
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+# the timeline's ranges, ending now ("all": from the first entry); "auto" picks one from the data
+TIMELINE_SPANS: dict[str, timedelta] = {"auto": timedelta(0), "day": timedelta(days=1), "week": timedelta(days=7),
+                                        "month": timedelta(days=30), "all": timedelta(0)}
+_BIN_NAMES = {"day": "hour", "week": "6 hours", "month": "day", "days": "day", "weeks": "week", "months": "month"}
 
 
 class SessionScopeArgs(TypedDict, total=False):
@@ -74,6 +134,10 @@ class ScanRow(NamedTuple):
     superseded_by: str | None
     actor: str | None
     abstract: str
+    role: str | None
+    expires_at: datetime | None
+    source: str | None  # the write path (adapter) that made it
+    written_by: str | None  # the acting agent, when one was named
 
 
 @functools.lru_cache(maxsize=4096)
@@ -87,7 +151,7 @@ def _row(e: Entry) -> ScanRow:
     ctype = e.context_type
     return ScanRow(e.id, ctype.value if isinstance(ctype, ContextType) else str(ctype), e.category, tuple(e.tags),
                    scope_label(e.scope), e.created_at, e.updated_at, e.invalid_at, e.superseded_by, e.actor,
-                   e.l0_abstract)
+                   e.l0_abstract, e.role, e.expires_at, e.source, e.written_by)
 
 
 def _per_scan(fn: Any) -> Any:
@@ -222,6 +286,25 @@ class Queries:
             "by_scope": Counter(r.scope for r in rows).most_common(),
         }
 
+    def newest_first(self, scope: Scope, *, context_type: str | None = None, category: str | None = None,
+                     tags: list[str] | None = None, role: str | None = None,
+                     now: datetime | None = None) -> list[str]:
+        """Ids of the scope's unexpired entries (superseded included), newest creation time first.
+
+        By ``created_at``, not by when a row was written: imported and back-dated entries take
+        their place among the others. Read from the scope's scan (``ttl``), so the browser pages
+        through one snapshot.
+        """
+        now = now or datetime.now(UTC)
+        wanted = set(tags or ())
+        keep = [r for r in self.rows(scope)
+                if (r.expires_at is None or r.expires_at > now) and (context_type is None or r.context_type == context_type)
+                and (category is None or r.category == category) and (role is None or r.role == role)
+                and wanted <= set(r.tags)]
+        oldest = datetime.min.replace(tzinfo=UTC)
+        keep.sort(key=lambda r: (r.created_at or oldest, r.id), reverse=True)
+        return [r.id for r in keep]
+
     def file_size(self) -> int:
         """Bytes on disk: the database plus its WAL and shared-memory files."""
         path = str(self.kernel.path)
@@ -236,22 +319,42 @@ class Queries:
 
     # -- the six charts ----------------------------------------------------------------------
     @_per_scan
-    def timeline(self, rows: list[ScanRow]) -> dict[str, Any]:
-        """Entries created per day (UTC), by context type, over the days that have any."""
-        per_day: dict[str, Counter[str]] = {}
-        for r in rows:
-            if r.created_at is not None:
-                per_day.setdefault(r.created_at.date().isoformat(), Counter())[r.context_type] += 1
-        if not per_day:
-            return {"days": [], "types": [], "series": {}}
-        first, last = min(per_day), max(per_day)
-        days, day = [], datetime.fromisoformat(first).date()
-        while day.isoformat() <= last:
-            days.append(day.isoformat())
-            day += timedelta(days=1)
-        types = sorted({t for c in per_day.values() for t in c})
-        series = {t: [per_day.get(d, Counter())[t] for d in days] for t in types}
-        return {"days": days, "types": types, "series": series}
+    def timeline(self, rows: list[ScanRow], *, span: str = "auto", now: datetime | None = None) -> dict[str, Any]:
+        """Entries created per time bin, by context type, over the last day / week / month or all of it.
+
+        ``span="auto"`` takes the shortest of day, week and month that holds 90% of the entries
+        (one old entry must not squeeze today's hundreds into a hairline), else all. The bin follows
+        the span: hours for a day, 6 hours for a week, days for a month; for all, days up to 60
+        days, weeks up to two years, else months. ``outside`` counts the entries before the span.
+        """
+        if span not in TIMELINE_SPANS:
+            raise ValueError(f"span must be one of {', '.join(TIMELINE_SPANS)}, got {span!r:.40}")
+        dated = sorted((r.created_at.astimezone(UTC), r.context_type) for r in rows if r.created_at is not None)
+        empty = {"labels": [], "types": [], "series": {}, "span": span, "bin": "", "outside": 0, "start": None,
+                 "end": None}
+        if not dated:
+            return empty
+        end = max(now or datetime.now(UTC), dated[-1][0])
+        if span == "auto":
+            span = next((name for name in ("day", "week", "month")
+                         if sum(t >= end - TIMELINE_SPANS[name] for t, _ in dated) >= 0.9 * len(dated)), "all")
+        start = dated[0][0] if span == "all" else end - TIMELINE_SPANS[span]
+        bins = _bins(start, end, span)
+        types = sorted({t for _, t in dated})
+        series = {t: [0] * len(bins) for t in types}
+        edges = [b for b, _ in bins]
+        outside = 0
+        for when, ctype in dated:
+            if when < bins[0][0]:
+                outside += 1
+                continue
+            i = bisect.bisect_right(edges, when) - 1
+            series[ctype][i] += 1
+        series = {t: v for t, v in series.items() if any(v)}  # the legend names what the range holds
+        types = list(series)
+        return {"labels": [label for _, label in bins], "types": types, "series": series, "span": span,
+                "bin": _BIN_NAMES[span if span != "all" else _all_bin(start, end)], "outside": outside,
+                "start": bins[0][0], "end": end}
 
     @_per_scan
     def heatmap(self, rows: list[ScanRow]) -> list[list[int]]:
@@ -303,8 +406,14 @@ class Queries:
 
     @_per_scan
     def tag_counts(self, rows: list[ScanRow], *, limit: int = 150) -> list[tuple[str, int]]:
-        """The most used tags (entity tags ``ner_*`` included, as the kernel stores them)."""
-        return Counter(t for r in rows for t in r.tags).most_common(limit)
+        """The most used tags the callers gave (not the ``ner_*`` tags NER adds)."""
+        return Counter(t for r in rows for t in r.tags if not t.startswith(ENTITY_PREFIX)).most_common(limit)
+
+    @_per_scan
+    def entity_counts(self, rows: list[ScanRow], *, limit: int = 150) -> list[tuple[str, int]]:
+        """The most mentioned entities (``ner_*`` tags, prefix dropped), numbers and quantities left out."""
+        names = (t.removeprefix(ENTITY_PREFIX) for r in rows for t in r.tags if t.startswith(ENTITY_PREFIX))
+        return Counter(n for n in names if not is_quantity(n)).most_common(limit)
 
     def activity(self, scope: Scope, *, limit: int = 50) -> list[dict[str, Any]]:
         """The latest history events of the scope: ADD / UPDATE / DELETE rows plus supersessions.
@@ -328,16 +437,16 @@ class Queries:
             for h in self.kernel.history(r.id):
                 events.append(_event(h, r))
             if r.superseded_by and r.invalid_at:
-                events.append({"at": r.invalid_at, "event": "SUPERSEDE", "entry_id": r.id, "actor": r.actor,
-                               "role": None, "text": r.abstract, "detail": f"by {r.superseded_by}",
-                               "scope": r.scope})
+                events.append({"at": r.invalid_at, "event": "SUPERSEDE", "entry_id": r.id,
+                               "actor": _actor(None, r), "role": None, "text": r.abstract,
+                               "detail": f"by {r.superseded_by}", "scope": r.scope, "via": r.source or ""})
         return events
 
     def remember_delete(self, entry: Entry, actor: str) -> None:
         """Keep a DELETE made through the dashboard for the feed (the kernel cannot list it)."""
         event = {"at": datetime.now(UTC), "event": "DELETE", "entry_id": entry.id, "actor": actor,
                  "role": entry.role, "text": entry.l0_abstract, "detail": "", "scope": scope_label(entry.scope),
-                 "scope_obj": entry.scope}
+                 "scope_obj": entry.scope, "via": "dashboard"}
         with self._lock:
             self._deleted = [event, *self._deleted][:200]
 
@@ -376,7 +485,7 @@ class Queries:
         return [m for m in self.kernel.list_messages(entry.session_id) if m.entry_id == entry.id]
 
     def entities_of(self, entry: Entry) -> list[str]:
-        return [t.removeprefix("ner_") for t in entry.tags if t.startswith("ner_")]
+        return [t.removeprefix(ENTITY_PREFIX) for t in entry.tags if t.startswith(ENTITY_PREFIX)]
 
     def entity_graph(self, scope: Scope, *, entity: str | None, limit: int) -> dict[str, Any]:
         """``Kernel.entity_graph``, cached like the scans (its GROUP BY reads every link of the scope)."""
@@ -384,8 +493,26 @@ class Queries:
                            lambda: self.kernel.entity_graph(entity=entity, **scope_args(scope), limit=limit),
                            self.ttl, wait=True)
         assert got is not None  # wait=True always yields a value
-        graph: dict[str, Any] = got[0]
-        return graph
+        return tidy_graph(got[0])
+
+    def session_origin(self, session: Any) -> str:
+        """Which adapter made a session: the write path of the entry its first message made.
+
+        Streams (``stream-<hash>``: one write at a time, from Mem0, the LangGraph store or the
+        Minimal adapter) say so, with their key.
+        """
+        source = None
+        for message in self.kernel.list_messages(session.id, limit=5):
+            if message.entry_id:
+                try:
+                    source = self.kernel.get(message.entry_id).source
+                except EntryNotFound:
+                    continue
+                break
+        stream = session.metadata.get("stream") if isinstance(session.metadata, dict) else None
+        if stream is not None:
+            return f"{source or 'adapter'} writes, one at a time (stream {str(stream)[:40]})"
+        return source or "unknown"
 
     # -- traces ------------------------------------------------------------------------------
     def traces(self, scope: Scope, *, limit: int = 50) -> list[dict[str, Any]]:
@@ -403,10 +530,48 @@ class Queries:
         return self.kernel.find(trace["query"], top_k=max(10, len(trace.get("result_ids", []))), config=cfg, **scope)
 
 
+def _all_bin(start: datetime, end: datetime) -> str:
+    days = (end - start).days
+    return "days" if days <= 60 else "weeks" if days <= 730 else "months"
+
+
+def _bins(start: datetime, end: datetime, span: str) -> list[tuple[datetime, str]]:
+    """``(bin start, label)`` from the bin holding ``start`` to the one holding ``end``."""
+    kind = span if span != "all" else _all_bin(start, end)
+    out: list[tuple[datetime, str]] = []
+    if kind in ("months",):
+        at = datetime(start.year, start.month, 1, tzinfo=UTC)
+        while at <= end:
+            out.append((at, at.strftime("%Y-%m")))
+            at = datetime(at.year + at.month // 12, at.month % 12 + 1, 1, tzinfo=UTC)
+        return out
+    if kind == "weeks":
+        at = datetime(start.year, start.month, start.day, tzinfo=UTC) - timedelta(days=start.weekday())
+        step, fmt = timedelta(days=7), "%Y-%m-%d"
+    elif kind in ("month", "days"):
+        at, step, fmt = datetime(start.year, start.month, start.day, tzinfo=UTC), timedelta(days=1), "%m-%d"
+        if kind == "days" and start.year != end.year:
+            fmt = "%Y-%m-%d"
+    elif kind == "week":
+        at = start.replace(minute=0, second=0, microsecond=0, hour=start.hour - start.hour % 6)
+        step, fmt = timedelta(hours=6), "%a %H:00"
+    else:  # day
+        at, step, fmt = start.replace(minute=0, second=0, microsecond=0), timedelta(hours=1), "%H:00"
+    while at <= end:
+        out.append((at, at.strftime(fmt)))
+        at += step
+    return out
+
+
 def _event(h: HistoryEvent, r: ScanRow) -> dict[str, Any]:
     text = h.new_value if h.new_value is not None else h.old_value
-    return {"at": h.created_at, "event": h.event, "entry_id": h.entry_id, "actor": h.actor, "role": h.role,
-            "text": (text or r.abstract)[:200], "detail": "", "scope": r.scope}
+    return {"at": h.created_at, "event": h.event, "entry_id": h.entry_id, "actor": _actor(h.actor, r), "role": h.role,
+            "text": (text or r.abstract)[:200], "detail": "", "scope": r.scope, "via": r.source or ""}
+
+
+def _actor(named: str | None, r: ScanRow) -> str:
+    """Who made the change: the actor the caller named, else the acting agent, else the write path."""
+    return named or r.written_by or r.actor or r.source or "unknown"
 
 
 def _in_scope(entry_scope: Scope, scope: Scope) -> bool:

@@ -6,9 +6,10 @@ from typing import Any
 
 import click
 
-from ..database import open_kernel
+from ..database import Settings, open_kernel
 from ..options import AgentbaseCommand, database_options, json_option, scope_from, scope_options
 from ..output import echo_json, one_line
+from ..progress import ticker
 
 __all__ = ["COMMANDS"]
 
@@ -35,7 +36,8 @@ def consolidate(ctx: click.Context, older_than: float | None, max_importance: fl
     chosen = scope_from(scope)
     if not chosen:
         raise click.UsageError("Give the scope to consolidate: --user-id, --agent-id, --project-id or --session-id.")
-    with open_kernel(ctx, models=True) as kernel:
+    # one transaction (select, summarise, archive): elapsed time on stderr, not a count
+    with open_kernel(ctx, models=True) as kernel, ticker("consolidating", quiet=ctx.ensure_object(Settings).quiet):
         result = kernel.consolidate(user_id=chosen.get("user_id"), agent_id=chosen.get("agent_id"),
                                     project_id=chosen.get("project_id"), session_id=chosen.get("session_id"),
                                     older_than=older_than, max_importance=max_importance, min_items=min_items,

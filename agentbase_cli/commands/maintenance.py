@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import os
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,7 @@ from ..options import (
     scope_options,
 )
 from ..output import echo_fields, echo_json
-from ..progress import bar, ticker
+from ..progress import bar
 
 __all__ = ["COMMANDS"]
 
@@ -171,11 +170,9 @@ def verify(ctx: click.Context, vectors: bool, as_json: bool) -> None:
 
 
 def _rebuild(kernel: Kernel, quiet: bool) -> dict[str, Any]:
-    if "progress" in inspect.signature(kernel.rebuild).parameters:
-        with bar("rebuilding: embedding texts", quiet=quiet, unit="text") as progress:
-            return kernel.rebuild(progress=progress)  # type: ignore[call-arg]
-    with ticker("rebuilding the full-text index and missing vectors", quiet=quiet):
-        return kernel.rebuild()
+    # the full-text index is rebuilt first (seconds at most); the bar counts the texts embedded after it
+    with bar("rebuilding: embedding texts without a vector", quiet=quiet, unit="text") as progress:
+        return kernel.rebuild(progress=progress)
 
 
 @click.command(cls=AgentbaseCommand)

@@ -14,6 +14,8 @@ from typing import Any
 
 import click
 
+from agentbase_adapters._require import require_extra
+
 from ..database import Target, current_target, exists, missing_database, shown
 from ..options import AgentbaseCommand, database_options
 
@@ -52,18 +54,32 @@ def load_callable(spec: str) -> Any:
 @click.option("--responder", metavar="MODULE:FUNCTION",
               help="The function that answers runs: responder(messages, context) -> reply text. "
                    "Without it, threads and messages work and runs are refused.")
+@click.option("--user-id", metavar="ID", help="Serve this user's threads only: threads it makes are this user's, "
+              "any other thread or conversation is a 404. Without a scope, only the threads made through this server.")
+@click.option("--agent-id", metavar="ID", help="Serve this agent's threads only (with --user-id: both).")
+@click.option("--project-id", metavar="ID", help="Serve this project's threads only.")
+@click.option("--keys", "keys_file", type=click.Path(dir_okay=False, exists=True, path_type=Path), metavar="FILE",
+              help='Several keys, each with its own scope: a JSON file {"KEY": {"user_id": "alice"}, ...} (chmod 600). '
+                   "Instead of --api-key and --user-id / --agent-id / --project-id.")
 @database_options()
 @click.pass_context
 def serve_openai(ctx: click.Context, host: str, port: int, api_key: str | None, api_key_file: Path | None,
-                 allow_remote: bool, body_limit: int | None, responder: str | None) -> None:
-    """Serve OpenAI's threads / conversations API on the database until Ctrl-C; the real openai client talks to it."""
+                 allow_remote: bool, body_limit: int | None, responder: str | None, user_id: str | None,
+                 agent_id: str | None, project_id: str | None, keys_file: Path | None) -> None:
+    """Serve OpenAI's threads / conversations API on the database until Ctrl-C; the real openai client talks to it.
+
+    A key reaches one scope: --user-id / --agent-id / --project-id for the server's key, or --keys
+    for several keys; a thread outside it is a 404 (docs/server-security.md, "Scopes").
+    """
+    require_extra("openai")
     from agentbase_adapters.openai import serve
 
     target = existing_target(ctx)
     respond = load_callable(responder) if responder else None
     limits = {"body_limit": body_limit} if body_limit is not None else {}  # else the server's own default
     serve(target.path, host=host, port=port, api_key=api_key, api_key_file=api_key_file, embedder=target.embedder,
-          ner=target.ner, responder=respond, allow_remote=allow_remote, **limits)
+          ner=target.ner, responder=respond, allow_remote=allow_remote, user_id=user_id, agent_id=agent_id,
+          project_id=project_id, key_scopes_file=keys_file, **limits)
 
 
 def existing_target(ctx: click.Context) -> Target:
@@ -110,6 +126,7 @@ def mcp(ctx: click.Context, user_id: str | None, agent_id: str | None, multi_ten
 
     In a client's MCP config: {"command": "agentbase", "args": ["--db", "/path/memory.db", "mcp", "--user-id", "me"]}
     """
+    require_extra("mcp")
     from agentbase_adapters.mcp import serve
 
     target = existing_target(ctx)
@@ -132,6 +149,7 @@ def mcp(ctx: click.Context, user_id: str | None, agent_id: str | None, multi_ten
 def web(ctx: click.Context, host: str, port: int, allow_edit: bool, api_key: str | None,
         api_key_file: Path | None) -> None:
     """Browse the database in a web browser (a dashboard on http://HOST:PORT/) until Ctrl-C."""
+    require_extra("web")
     from agentbase_adapters._http_guard import check_bind
     from agentbase_adapters.web import serve
 

@@ -13,31 +13,31 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
 
 from ..config import IngestConfig
 from ..errors import EmbedderUnavailable, InvalidArgument
-from ..lifecycle.conflicts import conflict_reason
-from ..lifecycle.importance import rule_importance
-from ..lifecycle.trust import stamp
 from ..records import AddResult, Entry, Message, Scope, Session
+from ..rules.conflicts import conflict_reason
+from ..rules.importance import rule_importance
+from ..rules.trust import stamp
 from ..store.base import NO_EMBEDDER, EntryFilter, utcnow
 from ..store.protocol import EntryRow
 from ..text import tokenize
 from .roles import IngestStore
-from .streams import StreamWriter, leading_date
+from .streams import StreamWriter, infer_speaker, leading_time
 from .turns import is_turn, turn_context, turn_items
 
 __all__ = ["Analysis", "Ingestor", "content_hash", "validate_text"]
 
 Summarizer = Callable[[str], str]
 
-# NER, dates, facts, tiers and the embedder read only this much of a text: they cost ~10 s per MB,
-# and a 10 MB text must not hang a caller (issue 9). The text is still stored and FTS-indexed whole,
-# and the instruction-like check still reads all of it.
+# NER, dates, facts, tiers and the embedder read only this much of a text: a very long text must
+# not hang a caller (docs/reliability.md). The text is still stored and FTS-indexed whole, and the
+# instruction-like check still reads all of it.
 _HEAD_CHARS = 100_000
 _EMBED_BATCH = 64
 # A queued entry the background embedder still cannot see after this long was rolled back (or its
@@ -119,6 +119,9 @@ class Ingestor:
         self._no_embedder_recorded = False
         self._lock = threading.Lock()
         self._pending: dict[str, float] = {}  # entry id -> when it was queued (monotonic seconds)
+        # entry id -> (scope, hash, text) of each queued text until its vector is stored: find()
+        # embeds its scope's share first (embed_awaiting)
+        self._awaiting: dict[str, tuple[Scope, str, str]] = {}
         self.pending_ttl_s = _PENDING_TTL_S
         self._wake = threading.Condition(self._lock)
         self._worker: threading.Thread | None = None
@@ -160,14 +163,15 @@ class Ingestor:
         return out
 
     # -- embedding -----------------------------------------------------------------------------
-    def embed_missing(self, items: Sequence[tuple[str, str]], batch_size: int = _EMBED_BATCH) -> int:
+    def embed_missing(self, items: Sequence[tuple[str, str]], batch_size: int = _EMBED_BATCH, *,
+                      progress: Callable[[int, int], None] | None = None) -> int:
         """Embed each distinct text whose hash has no vector yet; returns how many were embedded.
 
         Texts go to the embedder shortest first, ``batch_size`` at a time, so one ``add_messages``
         call is one ``embed_batch`` call (one request for an HTTP embedder). A local model pads
-        each run to its longest text: one unsorted run per LoCoMo session is 2.1x the real tokens,
-        sorted runs of 8 are 1.27x, so the embedder should run what it gets in short sorted runs
-        (``OnnxEmbedder`` does).
+        each run to its longest text, so the embedder should run what it gets in short sorted runs
+        (``OnnxEmbedder`` does; docs/retrieval.md, "Where each default comes from"). ``progress(done,
+        total)`` counts texts, after each batch.
         """
         if self.embedder is None or not items:
             return 0
@@ -183,6 +187,8 @@ class Ingestor:
             done += len(chunk)
             with self._lock:
                 self.texts_embedded += len(chunk)
+            if progress is not None:
+                progress(done, len(missing))
         return done
 
     def _embed_or_defer(self, items: Sequence[tuple[str, str]]) -> bool:
@@ -278,6 +284,9 @@ class Ingestor:
                             self._pending.pop(entry_id, None)
                 if not self._backfill([(e.content_hash, e.l2_full) for e in visible.values()]):
                     return
+                with self._lock:
+                    for entry_id in visible:
+                        self._awaiting.pop(entry_id, None)
                 if not visible:
                     with self._lock:
                         self._wake.wait(0.02)
@@ -288,7 +297,41 @@ class Ingestor:
             with self._lock:
                 self._busy = False
                 self._pending.clear()
+                self._awaiting.clear()
                 self._wake.notify_all()
+
+    def _await(self, entries: Sequence[Entry]) -> None:
+        with self._lock:
+            for e in entries:
+                self._awaiting[e.id] = (Scope(e.user_id, e.agent_id, e.project_id, e.session_id), e.content_hash,
+                                        e.l2_full)
+
+    def embed_awaiting(self, scope: Scope, at_most: int) -> int:
+        """Embed, in the caller's thread, up to ``at_most`` of ``scope``'s texts still queued for a vector
+        (the newest first): a search right after writes ranks them by meaning too, not by their words
+        alone. Returns how many of the scope's queued texts are still without a vector.
+
+        The background embedder may be embedding the same texts meanwhile: storing a vector twice
+        keeps the first (the store ignores the second), so the worst case is some repeated work.
+        """
+        with self._lock:
+            mine = [(entry_id, h, text) for entry_id, (s, h, text) in self._awaiting.items() if _within(s, scope)]
+        if not mine:
+            return 0
+        missing = self.store.missing_vectors({h for _, h, _ in mine})
+        todo = [(h, text) for _, h, text in reversed(mine) if h in missing]
+        todo = list(dict(todo).items())  # one vector per distinct text
+        if at_most > 0 and todo:
+            try:
+                self.embed_missing(todo[:at_most])
+            except EmbedderUnavailable:
+                return len(todo)
+            missing = self.store.missing_vectors({h for _, h, _ in mine})
+        with self._lock:
+            for entry_id, h, _ in mine:
+                if h not in missing:
+                    self._awaiting.pop(entry_id, None)
+        return len({h for _, h, _ in mine if h in missing})
 
     def wait_embedded(self, timeout: float | None = None) -> bool:
         """Block until the background embedder has caught up.
@@ -333,6 +376,10 @@ class Ingestor:
                  message_ids: Sequence[str | None] | None = None) -> list[AddResult]:
         """Store many memories in one transaction (analysis and embedding happen before it)."""
         texts = [validate_text(item.get("text")) for item in items]
+        # a stream write without a time of its own happened when it is stamped; without a speaker, it
+        # was said by the name it opens with (ingest/streams.py)
+        items = [infer_speaker({**item, "stamped_at": leading_time(text)}, text) if item.get("stream") else item
+                 for item, text in zip(items, texts)]
         if self.embedder is None and not self._no_embedder_recorded:
             self.store.check_embedder(NO_EMBEDDER, 0)  # so that "auto" reopens the file as it was written
             self._no_embedder_recorded = True
@@ -340,8 +387,7 @@ class Ingestor:
         roles = [item.get("actor") if item.get("role", "user") == "user" and item.get("actor") else
                  item.get("role", "user") for item in items]
         # a stream write without a time of its own reads relative dates against the date it is stamped with
-        refs = [item.get("created_at") or (leading_date(text) if item.get("stream") else None)
-                for item, text in zip(items, texts)]
+        refs = [item.get("created_at") or item.get("stamped_at") for item in items]
         infer = [bool(item.get("infer")) for item in items]
         analyses = self.analyse_many(texts, roles, refs, facts=infer)
         pairs = [(a.hash, a.text) for a in analyses]
@@ -361,7 +407,8 @@ class Ingestor:
         deferred = any(defer)
         results: list[AddResult] = []
         fact_iter = iter(fact_analyses)
-        streams = StreamWriter(self.store)
+        gap = self.config.stream_gap_minutes
+        streams = StreamWriter(self.store, timedelta(minutes=gap) if gap > 0 else None)
         with self.store.transaction():
             for n, (item, analysis, rows) in enumerate(zip(items, analyses, fact_rows)):
                 sid = streams.session_for(item) if item.get("stream") else None
@@ -390,10 +437,11 @@ class Ingestor:
                 if progress is not None:
                     progress(n + 1, len(items))
         if deferred:
-            queued = [r.entry.id for r, d in zip(results, defer) if d]
+            queued = [r.entry for r, d in zip(results, defer) if d]
             if not embedded:  # the facts lack their vectors too
-                queued += [fact.entry.id for r in results for fact in r.facts]
-            self._queue(queued)
+                queued += [fact.entry for r in results for fact in r.facts]
+            self._await(queued)
+            self._queue([e.id for e in queued])
         return results
 
     def build_row(self, item: dict[str, Any], analysis: Analysis) -> EntryRow:
@@ -401,14 +449,16 @@ class Ingestor:
         tags = list(dict.fromkeys([*(item.get("tags") or ()), *analysis.ner_tags]))
         date_min, date_max = analysis.date_range
         created = item.get("created_at")
-        if date_min is None and created is not None:
-            # an undated turn still happened on its own day: temporal filters can use that
-            date_min = date_max = created.date().isoformat() if isinstance(created, datetime) else None
+        happened = created or item.get("stamped_at")
+        if date_min is None and happened is not None:
+            # an undated turn still happened on its own day (or the day it is stamped with): temporal
+            # filters can use that
+            date_min = date_max = happened.date().isoformat() if isinstance(happened, datetime) else None
         return {
             "id": item.get("entry_id"), "l2_full": analysis.text, "l0_abstract": analysis.l0,
             "l1_overview": analysis.l1, "content_hash": analysis.hash,
-            # entity tags stay in ``tags`` (for the NER boost): repeating them in the FTS text
-            # doubled names' weight; who said it is searchable (docs/retrieval.md)
+            # entity tags stay in ``tags`` (for the NER boost), not in the FTS text; who said it is
+            # searchable (docs/retrieval.md, "Where each default comes from")
             "search_text": _search_text(item, analysis), "search_context": _search_context(item),
             "context_type": _enum_value(item.get("context_type", "memory")), "category": item.get("category"),
             "tags": tags, "user_id": item.get("user_id"), "agent_id": item.get("agent_id"),
@@ -527,6 +577,7 @@ class Ingestor:
                 self.store.add_entities(entry.id, [(e.norm, e.label, e.text) for e in analysis.entities],
                                         entry.created_at or utcnow(), replace=True)
         if not embedded:
+            self._await([updated])
             self._queue([entry.id])
         return updated
 
@@ -590,6 +641,13 @@ def _search_context(item: dict[str, Any]) -> str:
     """
     parts = [item.get("context"), item.get("context_after")]
     return "\n".join(tokenize.fts_text(p) for p in parts if p)
+
+
+def _within(entry: Scope, scope: Scope) -> bool:
+    """Whether an entry of scope ``entry`` is visible to a search of ``scope`` (``None`` fields match anything)."""
+    return all(want is None or want == have for want, have in (
+        (scope.user_id, entry.user_id), (scope.agent_id, entry.agent_id), (scope.project_id, entry.project_id),
+        (scope.session_id, entry.session_id)))
 
 
 def _reinforced(confidence: float) -> float:

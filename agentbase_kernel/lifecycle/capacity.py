@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from ..records import Scope
+from ..rules.rank import keep_score
 from ..store.base import utcnow
 from ..store.protocol import RetentionStore
-from .rank import keep_score
 
 __all__ = ["effective_capacity", "enforce"]
 

@@ -18,18 +18,23 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..errors import InvalidArgument
-from ..records import Entry, Scope
+from ..records import AddResult, Entry, Scope
+from ..store.protocol import EntryStore, RetentionStore
 from ..text import tokenize
 from ..text.ner import RegexNer
 from ..text.tiers import _sentences
 
-if TYPE_CHECKING:
-    from ..kernel import Kernel
+__all__ = ["CATEGORY", "Consolidation", "ConsolidationStore", "Write", "consolidate", "rule_summary"]
 
-__all__ = ["CATEGORY", "Consolidation", "consolidate", "rule_summary"]
+#: how the summary is written: ingest's ``add_many`` (one item in, its ``AddResult`` out)
+Write = Callable[[list[dict[str, Any]]], list[AddResult]]
+
+
+class ConsolidationStore(RetentionStore, EntryStore, Protocol):
+    """What consolidation reads and changes: a scope's live entries, links, archival."""
 
 CATEGORY = "consolidation"
 SUMMARY_CHARS = 1500
@@ -109,16 +114,17 @@ def _jaccard(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
 
-def consolidate(kernel: Kernel, scope: Scope, *, cutoff: datetime, max_importance: float, min_items: int,
-                summarizer: Callable[[str], str] | None, actor: str | None) -> Consolidation:
-    """Select, summarise, write, link and archive (module docstring). The summary is built outside
-    the write lock; the write re-reads the scope and starts over if a source changed meanwhile."""
-    store = kernel._ready()
+def consolidate(store: ConsolidationStore, scope: Scope, *, write: Write, ner: Any, cutoff: datetime,
+                max_importance: float, min_items: int, summarizer: Callable[[str], str] | None,
+                actor: str | None) -> Consolidation:
+    """Select, summarise, write (through ``write``), link and archive (module docstring). The summary
+    is built outside the write lock; the write re-reads the scope and starts over if a source
+    changed meanwhile."""
     for _ in range(3):
         sources = select_sources(store.scope_entries(scope), cutoff=cutoff, max_importance=max_importance)
         if len(sources) < min_items:
             return Consolidation(None)
-        text = rule_summary(sources, kernel.ner)
+        text = rule_summary(sources, ner)
         if summarizer is not None:
             answer = summarizer("\n".join(f"[{d}] {s}" if d else s for d, s in _lines(sources)))
             if not isinstance(answer, str):
@@ -134,7 +140,7 @@ def consolidate(kernel: Kernel, scope: Scope, *, cutoff: datetime, max_importanc
             metadata: dict[str, Any] = {"consolidated": len(ids)}
             if dates:
                 metadata["period"] = [min(dates).isoformat(), max(dates).isoformat()]
-            result = kernel.ingestor.add_many([{
+            result = write([{
                 "text": text, **scope.as_dict(), "role": "system", "actor": actor, "category": CATEGORY,
                 "metadata": metadata, "context_type": "memory", "tags": [], "confidence": 1.0}])[0]
             summary = result.entry

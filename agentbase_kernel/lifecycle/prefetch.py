@@ -13,14 +13,12 @@ leaves unused goes to the next, and what is left at the end takes further releva
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..records import Entry, Hit
+from ..records import Entry, FindResult, Hit
 from ..text.tokenize import count_tokens
-
-if TYPE_CHECKING:
-    from ..kernel import Kernel
 
 __all__ = ["Prefetch", "build_prefetch"]
 
@@ -73,24 +71,26 @@ def _key(entry: Entry) -> str:
     return " ".join(entry.l2_full.casefold().split())
 
 
-def build_prefetch(kernel: Kernel, message: str, scope: dict[str, Any], *, token_budget: int,
-                   relevant_k: int, recent_k: int, reinforce: bool | None) -> Prefetch:
-    """Gather and fit the three sections (see the module docstring)."""
+def build_prefetch(list_entries: Callable[..., list[Entry]], find: Callable[..., FindResult], message: str,
+                   scope: dict[str, Any], *, token_budget: int, relevant_k: int, recent_k: int,
+                   reinforce: bool | None) -> Prefetch:
+    """Gather and fit the three sections (see the module docstring), reading through the kernel's
+    own ``list`` and ``find`` (so the caller's permissions and reinforcement apply)."""
     user_scope = {k: v for k, v in scope.items() if k != "session_id"}  # the profile is the user's
     if not user_scope:  # a bare session (a thread with no owner) must not read the whole file's profile
         user_scope = scope
     profile: list[Entry] = []
     for category in PROFILE_CATEGORIES:
-        profile += kernel.list(**user_scope, category=category, limit=200, order="desc")
-    profile += [e for e in kernel.list(**user_scope, metadata={"derived": "fact"}, limit=200, order="desc")
+        profile += list_entries(**user_scope, category=category, limit=200, order="desc")
+    profile += [e for e in list_entries(**user_scope, metadata={"derived": "fact"}, limit=200, order="desc")
                 if e.category in ("profile", "preference", "relationship", "possession")]
     profile.sort(key=lambda e: e.created_at or e.updated_at, reverse=True)  # type: ignore[arg-type, return-value]
     hits: list[Hit] = []
     degrade = None
     if message.strip():
-        found = kernel.find(message, top_k=relevant_k, reinforce=reinforce, **scope)
+        found = find(message, top_k=relevant_k, reinforce=reinforce, **scope)
         hits, degrade = list(found.hits), found.degrade_reason
-    recent = kernel.list(**scope, limit=recent_k, order="desc")
+    recent = list_entries(**scope, limit=recent_k, order="desc")
 
     out = Prefetch(token_budget=token_budget, degrade_reason=degrade)
     seen: set[str] = set()

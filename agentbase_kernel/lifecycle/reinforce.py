@@ -3,17 +3,20 @@
 ``find`` only takes an in-process lock around a dict update - never a database write lock. A
 daemon thread flushes the queue every ``reinforce_flush_seconds`` in one short write transaction
 (``Store.bump_access``); ``flush()`` and ``close()`` flush at once. Bumps still queued when the
-process dies are lost: access counts are a ranking hint, not a ledger.
+process dies are lost: access counts are a ranking hint, not a ledger. Reads in this process see
+the queue too (``with_queued``): ``find`` then ``get`` shows the bump at once.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable, Iterable
+from datetime import datetime
 from typing import Any
 
 from ..records import Scope
-from ..store.base import iso, utcnow
+from ..store.base import iso, parse_iso, utcnow
 from ..store.protocol import RetentionStore
 
 __all__ = ["Reinforcer"]
@@ -73,6 +76,24 @@ class Reinforcer:
         """Entries with queued, unwritten bumps."""
         with self._lock:
             return len(self._counts) + len(self._reads)
+
+    def with_queued(self, entry_ids: Iterable[str],
+                    read: Callable[[list[str]], dict[str, tuple[int, datetime | None]]],
+                    ) -> dict[str, tuple[int, datetime | None]]:
+        """``read(ids)`` (the stored ``(access_count, last_accessed_at)``) plus the bumps still queued.
+
+        Read under the flush lock, so a bump is counted once: either still queued or already written.
+        """
+        ids = list(entry_ids)
+        with self._flush_lock:
+            stats = read(ids)
+            with self._lock:
+                queued = {eid: (slot[0], slot[1]) for eid in ids if (slot := self._counts.get(eid)) is not None}
+        for eid, (n, last) in queued.items():
+            count, seen = stats.get(eid, (0, None))
+            when = parse_iso(last)
+            stats[eid] = (count + n, when if seen is None or (when is not None and when > seen) else seen)
+        return stats
 
     def flush(self) -> int:
         """Write what is queued now, in one transaction; returns how many entries were bumped.

@@ -10,47 +10,57 @@ import contextlib
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from ..errors import InvalidArgument
-from ..store import EntryFilter, Store
-from .format import encode_record, header
+from ..store.base import EntryFilter
+from ..store.protocol import EntryStore, Maintenance, PortableStore
+from .format import LineDigest, encode_record, header, trailer
 
-__all__ = ["export_lines", "write_export"]
+__all__ = ["ExportStore", "export_lines", "write_export"]
 
 
-def _embedder_of(store: Store, embedder: Any) -> tuple[str, int] | None:
+class ExportStore(PortableStore, EntryStore, Maintenance, Protocol):
+    """What an export reads: the rows, how many entries (for progress), the file's facts."""
+
+
+def _embedder_of(store: ExportStore, embedder: Any) -> tuple[str, int] | None:
     """The embedder the file's vectors were made with: the kernel's, else the one the file records."""
     if embedder is not None:
         return str(embedder.name), int(embedder.dim)
-    meta = getattr(store, "meta", None)
-    recorded = meta() if callable(meta) else {}
+    recorded = store.meta()
     if recorded.get("embedding_model") and recorded.get("embedding_dim"):
         return recorded["embedding_model"], int(recorded["embedding_dim"])
     return None
 
 
-def export_lines(store: Store, flt: EntryFilter, *, embedder: Any = None, vectors: bool = True,
+def export_lines(store: ExportStore, flt: EntryFilter, *, embedder: Any = None, vectors: bool = True,
                  traces: bool = False, filters: dict[str, Any] | None = None,
                  counts: dict[str, int] | None = None,
                  progress: Callable[[int, int], None] | None = None) -> Iterator[str]:
-    """The file's lines (without newlines): the header, then every record in import order."""
+    """The file's lines (without newlines): the header, every record in import order, the trailer."""
     emb = _embedder_of(store, embedder)
-    yield encode_record("header", {k: v for k, v in header(
+    digest = LineDigest()
+    line = encode_record("header", {k: v for k, v in header(
         schema_version=store.schema_version(), embedder=emb, filters=filters or {},
         vectors=vectors, traces=traces).items() if k != "type"})
+    digest.add(line)
+    yield line
     counts = counts if counts is not None else {}
     total = store.count_entries(flt) if progress is not None else 0
     done = 0
     for kind, fields in store.export_records(flt, vectors=vectors, traces=traces):
         counts[kind] = counts.get(kind, 0) + 1
-        yield encode_record(kind, fields)
+        line = encode_record(kind, fields)
+        digest.add(line)
+        yield line
         if kind == "entry" and progress is not None:
             done += 1
             progress(done, total)
+    yield encode_record("trailer", {k: v for k, v in trailer(counts, digest.hexdigest()).items() if k != "type"})
 
 
-def write_export(store: Store, out: str | os.PathLike[str] | IO[str], flt: EntryFilter, **options: Any) -> dict[str, int]:
+def write_export(store: ExportStore, out: str | os.PathLike[str] | IO[str], flt: EntryFilter, **options: Any) -> dict[str, int]:
     """Write the export to a path (replaced only once complete) or an open text stream; returns
     how many records of each type were written."""
     counts: dict[str, int] = {}

@@ -7,19 +7,21 @@ bad line is refused with its line number before anything of it is written.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 from datetime import datetime, timezone
 from typing import Any
 
 import numpy as np
 
+from ..arguments import MAX_JSON_DEPTH
 from ..errors import InvalidArgument
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "KINDS", "SOURCE_KINDS", "decode_line", "decode_record", "encode_record",
-           "header", "vector_from_b64", "vector_to_b64"]
+__all__ = ["FORMAT", "FORMAT_VERSION", "KINDS", "SOURCE_KINDS", "LineDigest", "decode_line", "decode_record",
+           "encode_record", "header", "trailer", "vector_from_b64", "vector_to_b64"]
 
 FORMAT = "agentbase-export"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: the file ends with a trailer (record counts and a SHA-256 of the lines before it)
 
 #: what each record type must carry (beyond ``type``), with the JSON types allowed
 _STR, _OPT_STR = (str,), (str, type(None))
@@ -66,6 +68,29 @@ def header(*, schema_version: int, embedder: tuple[str, int] | None, filters: di
             "vectors": vectors, "traces": traces}
 
 
+def trailer(counts: dict[str, int], sha256: str) -> dict[str, Any]:
+    """The last line of every file (format 2): how many records of each type came before it, and
+    the SHA-256 of the lines before it (see ``LineDigest``), so a reader can tell a whole file
+    from one cut at a line boundary."""
+    return {"type": "trailer", "records": dict(sorted(counts.items())), "sha256": sha256}
+
+
+class LineDigest:
+    """SHA-256 over a file's lines as the trailer counts them: each line without its line ending,
+    then ``\n`` (so a copy whose line endings became CRLF still matches); blank lines skipped."""
+
+    def __init__(self) -> None:
+        self._sha = hashlib.sha256()
+
+    def add(self, line: str) -> None:
+        text = line.rstrip("\r\n")
+        if text.strip():
+            self._sha.update(text.encode("utf-8", "surrogatepass") + b"\n")
+
+    def hexdigest(self) -> str:
+        return self._sha.hexdigest()
+
+
 def vector_to_b64(blob: bytes) -> str:
     return base64.b64encode(blob).decode("ascii")
 
@@ -90,12 +115,19 @@ def encode_record(kind: str, fields: dict[str, Any]) -> str:
     return json.dumps({"type": kind, **fields}, ensure_ascii=False, separators=(",", ":"))
 
 
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
 def decode_line(line: str, lineno: int) -> dict[str, Any]:
-    """A line as a JSON object, or ``InvalidArgument`` naming the line."""
+    """A line as a JSON object, or ``InvalidArgument`` naming the line (never ``RecursionError``)."""
     try:
-        obj = json.loads(line)
+        obj = json.loads(line, parse_constant=_not_json)
     except ValueError as exc:
         raise InvalidArgument(f"line {lineno}: not valid JSON ({exc})") from None
+    except RecursionError:
+        raise InvalidArgument(f"line {lineno}: JSON nested too deeply to read (values may nest at most "
+                              f"{MAX_JSON_DEPTH} levels)") from None
     if not isinstance(obj, dict):
         raise InvalidArgument(f"line {lineno}: expected a JSON object, got {type(obj).__name__}")
     return obj

@@ -1,5 +1,5 @@
-"""Storage: the ``Store`` protocol, its filters, and the backends (SQLite; PostgreSQL + pgvector).
-SQL lives here and nowhere else."""
+"""Storage: the ``Store`` protocol, its filters, the SQL core (``sql/``) and its backends (SQLite;
+PostgreSQL + pgvector), and the in-memory reference store. SQL lives here and nowhere else."""
 
 from __future__ import annotations
 

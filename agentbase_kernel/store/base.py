@@ -12,24 +12,14 @@ from datetime import date, datetime, timezone
 from typing import Any, overload
 
 from ..records import Scope
+from ..rules.trust import ROLE_TRUST, UNKNOWN_ROLE_TRUST, default_trust
+from .filters import MetadataFilter, parse_metadata_filter
 
 __all__ = ["NO_EMBEDDER", "ROLE_TRUST", "UNKNOWN_ROLE_TRUST", "EntryFilter", "default_trust", "iso", "parse_iso",
            "utcnow"]
 
 # what a file records as its embedder when it is written without one (``check_embedder``)
 NO_EMBEDDER = "none"
-
-#: the trust an entry gets from its role when the caller gives none (``lifecycle/trust.py``); here
-#: because backends need it too (migrating old files, importing old exports)
-ROLE_TRUST: dict[str, float] = {"user": 1.0, "human": 1.0, "system": 0.9, "assistant": 0.7, "ai": 0.7,
-                                "tool": 0.5, "function": 0.5}
-#: a role not listed above (a named speaker, a custom role)
-UNKNOWN_ROLE_TRUST = 0.7
-
-
-def default_trust(role: str | None) -> float:
-    return ROLE_TRUST.get((role or "").casefold(), UNKNOWN_ROLE_TRUST)
-
 
 def utcnow() -> datetime:
     return datetime.now(timezone.utc)
@@ -58,7 +48,8 @@ def parse_iso(value: str | None) -> datetime | None:
 class EntryFilter:
     """Which entries a read may see. Scope fields match exactly; ``None`` is unconstrained.
 
-    ``metadata`` is a filter mapping (``store/filters.py``): each backend parses and compiles it.
+    ``metadata`` is a filter mapping (``store/filters.py``), parsed once (``metadata_tree``) and
+    compiled by the store once per call.
     """
 
     scope: Scope = field(default_factory=Scope)
@@ -75,10 +66,26 @@ class EntryFilter:
     date_window: tuple[date, date] | None = None
     # archived entries (capacity, consolidation): False hides them, True shows only them, None both
     archived: bool | None = False
-    # governance (lifecycle/trust.py, lifecycle/permissions.py): entries below this trust, and
+    # governance (rules/trust.py, rules/permissions.py): entries below this trust, and
     # entries inside any of these scopes (each set field equal), are left out
     min_trust: float | None = None
     exclude_scopes: tuple[Scope, ...] = ()
+    # the entry text holds this exact substring (case-sensitive): a file backend's literal grep
+    text_contains: str | None = None
+    _parsed: tuple[dict[str, Any], MetadataFilter] | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def metadata_tree(self) -> MetadataFilter | None:
+        """``metadata`` parsed: the tree a checked filter carries (``filters.check_metadata_filter``),
+        else parsed on first use and kept while ``metadata`` is the same object."""
+        if not self.metadata:
+            return None
+        carried: MetadataFilter | None = getattr(self.metadata, "tree", None)
+        if carried is not None:
+            return carried
+        if self._parsed is None or self._parsed[0] is not self.metadata:
+            self._parsed = (self.metadata, parse_metadata_filter(self.metadata))
+        return self._parsed[1]
 
 
 def bm25_idf(n: int, df: int) -> float:

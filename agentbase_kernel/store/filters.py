@@ -20,7 +20,8 @@ from typing import Any, TypeAlias
 
 from ..errors import InvalidArgument
 
-__all__ = ["MAX_FILTER_DEPTH", "OPERATORS", "All", "AnyOf", "Cond", "MetadataFilter", "Not", "parse_metadata_filter"]
+__all__ = ["MAX_FILTER_DEPTH", "OPERATORS", "All", "AnyOf", "CheckedFilter", "Cond", "MetadataFilter", "Not",
+           "check_metadata_filter", "join_conditions", "parse_metadata_filter"]
 
 MAX_FILTER_DEPTH = 32
 OPERATORS = frozenset({"eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "contains", "icontains",
@@ -61,6 +62,26 @@ MetadataFilter: TypeAlias = Cond | All | AnyOf | Not
 def parse_metadata_filter(value: Any) -> MetadataFilter:
     """The checked tree of a filter mapping; ``InvalidArgument`` saying what to pass otherwise."""
     return _parse(value, 1, "metadata")
+
+
+class CheckedFilter(dict[str, Any]):
+    """A filter mapping that carries its checked tree, so that a filter checked where it comes in
+    is compiled by the store without being parsed again (``EntryFilter.metadata_tree``).
+
+    Usage::
+
+        flt = check_metadata_filter({"source": "chat"})
+        flt.tree  # Cond(key='source', op='in', operand=['chat'])
+    """
+
+    def __init__(self, mapping: Mapping[str, Any], tree: MetadataFilter) -> None:
+        super().__init__(mapping)
+        self.tree = tree
+
+
+def check_metadata_filter(value: Any) -> CheckedFilter:
+    """``value`` checked (``parse_metadata_filter``), as a mapping that keeps its tree."""
+    return CheckedFilter(value, parse_metadata_filter(value))
 
 
 def _parse(value: Any, depth: int, where: str) -> MetadataFilter:
@@ -161,6 +182,16 @@ def _json(value: Any, depth: int, key: str) -> Any:
         raise InvalidArgument(f"Bytes are not JSON (filter on {key!r}): decode them to a string")
     raise InvalidArgument(f"The filter on {key!r} compares with a {type(value).__name__}, which is not a JSON "
                           "value - pass a string, number, bool, None, list or dict")
+
+
+def join_conditions(parts: list[tuple[str, list[Any]]], sep: str, empty: str) -> tuple[str, list[Any]]:
+    """Compiled conditions ``(sql, args)`` joined by ``sep`` (``" AND "``, ``" OR "``); ``empty`` when none."""
+    if not parts:
+        return empty, []
+    args: list[Any] = []
+    for _, a in parts:
+        args.extend(a)
+    return "(" + sep.join(sql for sql, _ in parts) + ")", args
 
 
 def dumps(value: Any) -> str:

@@ -69,8 +69,8 @@ class EntryRow(TypedDict, total=False):
     valid_from: datetime | None
     expires_at: datetime | None
     dedup: bool  # False keeps equal texts as separate entries
-    importance: float | None  # [0, 1]; ingest fills it (lifecycle/importance.py)
-    trust: float  # provenance (lifecycle/trust.py): 0..1, the role's default unless the caller set it
+    importance: float | None  # [0, 1]; ingest fills it (rules/importance.py)
+    trust: float  # provenance (rules/trust.py): 0..1, the role's default unless the caller set it
     source: str | None  # the adapter or path that wrote it
     written_by: str | None  # the acting agent
 
@@ -255,6 +255,10 @@ class SessionStore(Transactional, Protocol):
     def link_session(self, session_id: str, entry_id: str, relation: str) -> None: ...
 
     def get_message(self, session_id: str, message_id: str) -> Message: ...
+
+    def message_sessions(self, message_ids: Iterable[str]) -> dict[str, str]:
+        """``{message_id: session_id}`` for those of ``message_ids`` that exist (import checks ids with it)."""
+        ...
 
     def list_messages(self, session_id: str, *, status: str | None = None, limit: int | None = None,
                       offset: int = 0, order: str = "asc", after: str | None = None,

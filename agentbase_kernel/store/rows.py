@@ -1,6 +1,6 @@
-"""Backend-neutral row shaping shared by the SQLite (``store/sqlite/``) and PostgreSQL
-(``store/postgres/``) stores: the portable format's field lists, an imported entry's derived
-fields, and a stored ``entries`` row turned into an :class:`Entry`.
+"""Backend-neutral row shaping shared by every store (the SQL core ``store/sql/`` and the in-memory
+``store/memory/``): the portable format's field lists and times, an imported entry's derived fields,
+a stored ``entries`` row turned into an :class:`Entry`, and the checks of a conflict's resolution.
 
 No SQL here: each backend converts values to and from its own column types (text times and JSON
 text in SQLite, ``timestamptz`` and ``jsonb`` in PostgreSQL) and passes those converters in.
@@ -9,17 +9,19 @@ text in SQLite, ``timestamptz`` and ``jsonb`` in PostgreSQL) and passes those co
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
-from ..lifecycle.importance import rule_importance
+from ..errors import InvalidArgument
 from ..records import ContextType, Entry, Message, Scope, Session
-from .base import default_trust
+from ..rules.importance import rule_importance
+from .base import default_trust, iso, parse_iso
 
 __all__ = ["ENTRY_FIELDS", "HISTORY_FIELDS", "JSON_ENTRY_FIELDS", "MESSAGE_FIELDS", "PAGE", "SESSION_FIELDS",
-           "TIME_FIELDS", "complete_import_entry", "export_entry_record", "entry_from_row", "message_from_row", "new_entry_values", "scope_key",
-           "session_from_row"]
+           "TIME_FIELDS", "complete_import_entry", "conflict_loser", "entry_from_row", "export_entry_record",
+           "export_time", "message_from_row", "new_entry_values", "scope_key", "session_from_row"]
 
 PAGE = 500
 
@@ -41,11 +43,44 @@ MESSAGE_FIELDS = ("id", "session_id", "seq", "role", "content", "name", "metadat
                   "created_at", "entry_id")
 
 
+_OURS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00")
+
+
+def export_time(value: Any, name: str) -> str | None:
+    """An exported time as our fixed-width UTC text, from any ISO 8601 string with an offset (or
+    none, read as UTC); ``InvalidArgument`` naming ``name`` for anything else."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidArgument(f"{name} must be an ISO 8601 string, got {value!r:.80}")
+    if _OURS.fullmatch(value):  # already in our form (every agentbase export): skip the round trip
+        return value
+    try:
+        return iso(parse_iso(value))
+    except ValueError:
+        raise InvalidArgument(f"{name} is not an ISO 8601 time: {value!r:.80}") from None
+
+
+def conflict_loser(found: list[dict[str, Any]], conflict_id: str, keep: str) -> tuple[dict[str, Any], str]:
+    """``(conflict, the side not kept)`` of a resolution (``found``: ``list_conflicts`` of its id);
+    ``InvalidArgument`` for an unknown or closed conflict or a ``keep`` not in it."""
+    if not found:
+        raise InvalidArgument(f"No conflict with id {conflict_id!r}", param="conflict_id")
+    conflict = found[0]
+    if conflict["status"] != "open":
+        raise InvalidArgument(f"Conflict {conflict_id!r} is already {conflict['status']}",
+                              param="conflict_id", code="conflict_closed")
+    if keep not in conflict["entry_ids"]:
+        raise InvalidArgument(f"keep must be one of the conflict's entries {conflict['entry_ids']}, "
+                              f"got {keep!r}", param="keep")
+    return conflict, next(e for e in conflict["entry_ids"] if e != keep)
+
+
 def scope_key(scope: Scope) -> str:
     """One text per scope, and a different text for every different scope (a JSON array of the ids).
 
     Dedup and supersession are unique per ``(scope_key, ...)``; joining the ids with a separator let
-    ``("a\\x1fb", "c")`` and ``("a", "b\\x1fc")`` share a key (issue 16, item 7). Both backends store
+    ``("a\\x1fb", "c")`` and ``("a", "b\\x1fc")`` share a key. Both backends store
     the same key, so an export moves between them.
     """
     return json.dumps([scope.user_id, scope.agent_id, scope.project_id, scope.session_id],
@@ -68,11 +103,12 @@ def complete_import_entry(values: dict[str, Any], rec: dict[str, Any],
     values["dedup_key"] = (values["content_hash"] if rec.get("dedup", True)
                            else f"{values['content_hash']}:{values['id']}")
     values["search_context"] = values["search_context"] or ""
+    values["confidence"] = 1.0 if values["confidence"] is None else values["confidence"]
     if values["importance"] is None:  # an export made before importance existed: the ingest rule
         values["importance"] = rule_importance(
             category=values["category"], role=values["role"],
             derived=(rec.get("metadata") or {}).get("derived") == "fact", entities=len(rec.get("entities") or ()))
-    # provenance (lifecycle/trust.py): an export keeps its trust; older ones get their role's
+    # provenance (rules/trust.py): an export keeps its trust; older ones get their role's
     if values["trust"] is None:
         values["trust"] = default_trust(values["role"])
     values["source"] = values["source"] or "import"
@@ -136,13 +172,25 @@ def _text(value: Any, column: str) -> Any:
     return value
 
 
+def _strings(value: Any) -> list[str]:
+    """A stored list of strings as such: anything else an older import stored unchecked is left out."""
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _unit(value: Any, default: float) -> float:
+    """A stored number in [0, 1]; a non-finite or out-of-range one (never written by the API) reads as ``default``."""
+    return float(value) if isinstance(value, (int, float)) and 0 <= value <= 1 else default
+
+
 def entry_from_row(row: Any, *, data: Callable[[Any], Any] = _same,
                    when: Callable[[Any], datetime | None] = _same,
                    text: Callable[[Any, str], str] = _text) -> Entry:
     """An :class:`Entry` from the ``entries`` columns every backend selects, in that order.
 
     ``data`` reads a JSON column, ``when`` a time column and ``text`` a NOT NULL text column (with
-    its name for the error), each in the backend's stored form.
+    its name for the error), each in the backend's stored form. Values the API never writes (tags
+    that are not strings, metadata that is not an object, importance of Infinity - stored by an
+    import before imports were checked) are read as the nearest valid value, so no reader breaks.
     """
     (_rid, id_, ctype, category, l0, l1, l2, tags, user_id, agent_id, project_id, session_id, role,
      actor, confidence, chash, metadata, event_dates, flags, created, updated, valid_from,
@@ -150,15 +198,15 @@ def entry_from_row(row: Any, *, data: Callable[[Any], Any] = _same,
     return Entry(
         id=id_, l2_full=text(l2, "entries.l2_full"), l0_abstract=text(l0, "entries.l0_abstract"),
         l1_overview=text(l1, "entries.l1_overview"), context_type=ContextType(ctype),
-        category=category, tags=data(tags),
+        category=category, tags=_strings(data(tags)),
         scope=Scope(user_id=user_id, agent_id=agent_id, project_id=project_id, session_id=session_id),
-        role=role, actor=actor, confidence=confidence, content_hash=chash,
-        metadata=data(metadata), created_at=when(created), updated_at=when(updated),
-        valid_from=when(valid_from), invalid_at=when(invalid_at),
-        expires_at=when(expires_at), event_dates=data(event_dates),
-        flags=data(flags), superseded_by=superseded_by,
-        importance=0.5 if importance is None else importance, archived_at=when(archived_at),
-        trust=trust, source=source, written_by=written_by,
+        role=role, actor=actor, confidence=_unit(confidence, 1.0), content_hash=chash,
+        metadata=meta if isinstance(meta := data(metadata), dict) else {}, created_at=when(created),
+        updated_at=when(updated), valid_from=when(valid_from), invalid_at=when(invalid_at),
+        expires_at=when(expires_at), event_dates=_strings(data(event_dates)),
+        flags=_strings(data(flags)), superseded_by=superseded_by,
+        importance=_unit(importance, 0.5), archived_at=when(archived_at),
+        trust=_unit(trust, default_trust(role)), source=source, written_by=written_by,
     )
 
 

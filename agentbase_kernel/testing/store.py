@@ -187,6 +187,20 @@ class StoreContractTests(ABC):
         assert store.delete_entries(EntryFilter(scope=scope, metadata={"n": 5})) == 1
         assert ids(store.list_entries(EntryFilter(scope=scope))) == [a.id, c.id]
 
+    def test_text_contains_is_an_exact_case_sensitive_substring(self, store: Store) -> None:
+        a, _ = store.insert_entry(row("TODO: ship the 100% fix_now", user_id="u"))
+        b, _ = store.insert_entry(row("todo later\nsecond line with a NUL \x00 here", user_id="u"))
+        c, _ = store.insert_entry(row("TODO elsewhere", user_id="v"))
+        scope = Scope(user_id="u")
+        assert ids(store.list_entries(EntryFilter(scope=scope, text_contains="TODO"))) == [a.id]
+        assert ids(store.list_entries(EntryFilter(text_contains="TODO"))) == [a.id, c.id]
+        # LIKE wildcards and escapes are plain characters
+        assert ids(store.list_entries(EntryFilter(scope=scope, text_contains="100% fix_"))) == [a.id]
+        assert ids(store.list_entries(EntryFilter(scope=scope, text_contains="1_0"))) == []
+        assert ids(store.list_entries(EntryFilter(scope=scope, text_contains="line with a NUL \x00"))) == [b.id]
+        assert ids(store.list_entries(EntryFilter(scope=scope, text_contains="later\nsecond"))) == [b.id]
+        assert store.count_entries(EntryFilter(text_contains="e")) == 3
+
     def test_list_pages_in_order(self, store: Store) -> None:
         made = [store.insert_entry(row(f"n{i}", user_id="u"))[0].id for i in range(7)]
         flt = EntryFilter(scope=Scope(user_id="u"))
@@ -228,6 +242,14 @@ class StoreContractTests(ABC):
         with pytest.raises(SessionNotFound):
             store.update_session("nope", metadata={})
         assert store.list_messages("nope") == []
+
+    def test_message_sessions_names_the_session_of_each_known_id(self, store: Store) -> None:
+        store.ensure_session("s1", Scope(user_id="u"), None)
+        store.ensure_session("s2", Scope(user_id="v"), None)
+        one, two = store.insert_message("s1", {"role": "user", "content": "a"}), \
+            store.insert_message("s2", {"role": "user", "content": "b"})
+        assert store.message_sessions([one.id, two.id, "msg_nope"]) == {one.id: "s1", two.id: "s2"}
+        assert store.message_sessions([]) == {}
 
     def test_deleting_messages_deletes_the_entries_only_they_made(self, store: Store) -> None:
         store.ensure_session("s", Scope(user_id="u"), None)

@@ -207,7 +207,7 @@ def summarize_session(
             parts.append(f"话题：{'、'.join(topics)}。")
         parts.append(f"首个请求：{_cut(request, 200)}")
     else:
-        parts = [f"{len(turns)} turns between {speakers}."]
+        parts = [f"1 turn by {turns[0][0]}." if len(turns) == 1 else f"{len(turns)} turns between {speakers}."]
         if topics:
             parts.append(f"Topics: {', '.join(topics)}.")
         parts.append(f"First request: {_cut(request, 200)}")

@@ -30,8 +30,8 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _CJK_RUN = re.compile(f"[{_CJK}]+")
 _WORD = re.compile(rf"[{_CJK}]+|[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 
-# Chosen by measurement on the LoCoMo dev set (benchmarks/locomo.py): dropping these from
-# queries raised hit@10; they still stay in the index so phrase-like matches keep working.
+# Dropped from queries (docs/retrieval.md, "Where each default comes from"); they stay in the
+# index so phrase-like matches keep working.
 STOPWORDS = frozenset(
     """a about above after again against all am an and any are aren't as at be because been
     before being below between both but by can could did didn't do does doesn't doing don't down

@@ -1,4 +1,4 @@
-"""Every adapter stamps its name on what it writes (issue 22 item 5: ``Entry.source``), on one shared file."""
+"""Every adapter stamps its name on what it writes (``Entry.source``), on one shared file."""
 
 from __future__ import annotations
 

@@ -12,8 +12,8 @@ import pytest
 
 def records(text: str) -> list[dict]:
     lines = [json.loads(line) for line in text.splitlines() if line.strip()]
-    assert lines[0]["type"] == "header"
-    return lines[1:]
+    assert lines[0]["type"] == "header" and lines[-1]["type"] == "trailer"  # the trailer's digest covers exported_at
+    return lines[1:-1]
 
 
 @pytest.fixture
@@ -66,8 +66,40 @@ def test_dry_run_and_errors(ok, agentbase, filled, tmp_path: Path) -> None:
     assert json.loads(ok("--db", "copy.db", "stats", "--json"))["entries"] == 0
     result = agentbase("--db", "copy.db", "import", "backup.jsonl", "--table", "t")
     assert result.exit_code == 2 and "--table" in result.stderr
-    result = agentbase("--db", "missing.db", "import", "backup.jsonl")
+    result = agentbase("--db", "missing.db", "export")  # read commands still refuse a missing file
     assert result.exit_code == 1 and "agentbase" in result.stderr and "init" in result.stderr
+    assert not (tmp_path / "missing.db").exists()
+
+
+def test_an_import_cannot_take_over_another_users_rows(ok, agentbase, filled, tmp_path: Path) -> None:
+    """Bob's export, edited to name mallory, imported into the same database: a conflict, reported."""
+    ok("export", "--user-id", "bob", "--out", "bob.jsonl")
+    lines = (tmp_path / "bob.jsonl").read_text().splitlines()
+    forged = [lines[0], *(line.replace('"user_id":"bob"', '"user_id":"mallory"').replace(
+        "Bob drinks espresso", "HACKED") for line in lines[1:-1])]
+    (tmp_path / "forged.jsonl").write_text("\n".join(forged) + "\n")
+    result = agentbase("import", "forged.jsonl", "--allow-truncated")
+    assert result.exit_code == 2 and "exists in another scope" in result.stderr and "--on-conflict" in result.stderr
+    skipped = ok("import", "forged.jsonl", "--allow-truncated", "--on-conflict", "skip")
+    assert "1 records named rows of another scope (skip)" in skipped and "exists in another scope: skipped" in skipped
+    assert "Warning: the file ends without its trailer" in agentbase("import", "forged.jsonl", "--allow-truncated",
+                                                                    "--on-conflict", "skip").stderr
+    bob = json.loads(ok("list", "--user-id", "bob", "--json"))
+    assert [e["l2_full"] for e in (bob["results"] if isinstance(bob, dict) else bob)] == ["Bob drinks espresso"]
+    # bob's backup for carol: forced, and re-keyed rather than merged into bob's rows
+    moved = json.loads(ok("import", "bob.jsonl", "--user-id", "carol", "--on-conflict", "rekey", "--json"))
+    assert moved["conflicts_total"] == 1 and moved["conflicts"][0]["action"] == "rekeyed"
+    carol = json.loads(ok("list", "--user-id", "carol", "--json"))
+    assert [e["l2_full"] for e in (carol["results"] if isinstance(carol, dict) else carol)] == ["Bob drinks espresso"]
+
+
+def test_a_truncated_file_is_refused(ok, agentbase, filled, tmp_path: Path) -> None:
+    ok("export", "--out", "backup.jsonl")
+    lines = (tmp_path / "backup.jsonl").read_text().splitlines()
+    (tmp_path / "cut.jsonl").write_text("\n".join(lines[:-3]) + "\n")
+    result = agentbase("--db", "copy.db", "import", "cut.jsonl")
+    assert result.exit_code == 2 and "ends without its trailer line" in result.stderr
+    assert "--allow-truncated" in result.stderr
 
 
 def test_from_langchain_file_with_user_mapping(ok, agentbase, initialised, tmp_path: Path) -> None:

@@ -112,6 +112,18 @@ def test_list_filters_and_pagination(kernel):
     assert [e.l2_full for e in kernel.list(user_id="u", order="desc", limit=1)] == ["note number 4"]
 
 
+def test_list_and_count_by_an_exact_substring_of_the_text(kernel):
+    kernel.add_memory("TODO: renew the passport", user_id="u")
+    kernel.add_memory("todo: water the plants", user_id="u")
+    kernel.add_memory("TODO: call mum", user_id="v")
+    assert [e.l2_full for e in kernel.list(user_id="u", text_contains="TODO")] == ["TODO: renew the passport"]
+    assert kernel.count(text_contains="TODO") == 2
+    assert kernel.count(user_id="u", text_contains="o: w") == 1
+    for bad in ("", 3, "\ud800"):
+        with pytest.raises(InvalidArgument, match="text_contains"):
+            kernel.list(text_contains=bad)
+
+
 def test_expiry_hides_but_get_returns(kernel):
     past = datetime.now(timezone.utc) - timedelta(days=1)
     entry_id = kernel.add_memory("old coupon code", user_id="u", expires_at=past).id

@@ -1,4 +1,4 @@
-"""Fail-open remote embedders (issue 22, item 9), against a real local HTTP server that fails on command.
+"""Fail-open remote embedders, against a real local HTTP server that fails on command.
 
 No test asserts a timing: cool-downs are small where recovery is tested and large where the
 breaker must stay open, and waits are generous upper bounds that only stop a broken test.

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 import numpy as np
 import pytest
 
-from agentbase_kernel import Kernel
+from agentbase_kernel import Config, Kernel
 from agentbase_kernel.records import Scope
 from agentbase_kernel.store import EntryFilter
 from tests.conftest import HashEmbedder
@@ -103,7 +103,9 @@ def _snapshot(k: Kernel) -> list[tuple]:
 
 def test_deferred_returns_before_vectors_then_catches_up(tmp_path):
     embedder = GatedEmbedder()
-    with Kernel(tmp_path / "d.db", embedder=embedder, ner="regex") as k:
+    # find() would embed the scope's queued texts itself (read-your-writes): off here, to see the queue
+    no_find_embedding = Config().with_(ingest={"find_embeds_at_most": 0})
+    with Kernel(tmp_path / "d.db", embedder=embedder, ner="regex", config=no_find_embedding) as k:
         k.ingestor.defer_embedding = True
         k.add_messages("s", [{"role": "user", "content": "I went to Boston with Melanie last week."},
                              {"role": "user", "content": "The sushi place downtown is great."}], user_id="u")

@@ -1,4 +1,4 @@
-"""Audit log (issue 22 item 7): writes, updates, deletes (and optional reads), same transaction, bounded."""
+"""Audit log: writes, updates, deletes (and optional reads), same transaction, bounded."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Capacity and archival (issue 22 item 3): over the cap the lowest-scoring entries are archived -
+"""Capacity and archival: over the cap the lowest-scoring entries are archived -
 out of find/list/count, kept in history and the audit log, restorable, never deleted - also with
 writers in several threads and processes on one file."""
 

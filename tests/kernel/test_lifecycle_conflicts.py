@@ -1,4 +1,4 @@
-"""Conflicts (issue 22 item 8): contradicting facts the rules cannot order are kept and flagged."""
+"""Conflicts: contradicting facts the rules cannot order are kept and flagged."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Consolidation (issue 22 item 4): older low-importance memories folded into one linked summary,
+"""Consolidation: older low-importance memories folded into one linked summary,
 sources archived, idempotent; a caller's summariser; the background schedule; the CLI command."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Importance per entry (issue 22 item 2): the caller's value or the rule, on get/list, through
+"""Importance per entry: the caller's value or the rule, on get/list, through
 update, export/import and migration m007; and the composite rank term's hook in retrieval."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from agentbase_kernel import Kernel
 from agentbase_kernel.config import Config
 from agentbase_kernel.errors import InvalidArgument
-from agentbase_kernel.lifecycle.importance import rule_importance
+from agentbase_kernel.rules.importance import rule_importance
 from agentbase_kernel.store.sqlite.migrations import MIGRATIONS
 
 

@@ -1,4 +1,4 @@
-"""Per-scope permissions (issue 22 item 6): every kernel path denies and audits, allowed agents work.
+"""Per-scope permissions: every kernel path denies and audits, allowed agents work.
 
 Setup for each case: project ``p1`` is protected - agent A may read and write it, agent B may only
 read it, agent C has no grant. Reads are tried by C (denied) and B (allowed); writes by B (denied)

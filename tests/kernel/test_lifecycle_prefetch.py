@@ -1,4 +1,4 @@
-"""Per-turn prefetch (issue 22 item 10): profile + relevant + recent, deduplicated, within a budget."""
+"""Per-turn prefetch: profile + relevant + recent, deduplicated, within a budget."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Reinforcement (issue 22 item 1): find bumps access_count / last_accessed_at, batched off the read path."""
+"""Reinforcement: find bumps access_count / last_accessed_at, batched off the read path."""
 
 from __future__ import annotations
 
@@ -47,7 +47,8 @@ def test_nothing_written_before_flush_and_close_flushes(db_path, hash_embedder):
     with Kernel(db_path, embedder=hash_embedder, ner="regex", config=cfg) as k:
         ids = _fill(k)
         hit = k.find("Rex dog park", user_id="u", top_k=1)[0].entry.id
-        assert k.get(hit).access_count == 0  # queued, not yet written
+        with Kernel(db_path, embedder=hash_embedder, ner="regex") as other:
+            assert other.get(hit).access_count == 0  # queued, not yet written
     with Kernel(db_path, embedder=hash_embedder, ner="regex") as k:
         assert k.get(hit).access_count == 1
         assert sum(k.get(i).access_count for i in ids.values()) == 1
@@ -158,3 +159,54 @@ async def test_async_twin(db):
     await db.find("green tea", user_id="u")
     assert await db.flush_lifecycle() == 1
     assert (await db.get(result.id)).access_count == 1
+
+
+def test_find_then_get_reads_its_own_queued_reinforcement(db_path, hash_embedder):
+    """Read-your-writes: the searching process sees its bumps before the flush, counted once after it."""
+    cfg = Config().with_(lifecycle={"reinforce_flush_seconds": 3600})
+    with Kernel(db_path, embedder=hash_embedder, ner="regex", config=cfg) as k:
+        ids = _fill(k)
+        before = datetime.now(UTC).replace(microsecond=0)
+        hit = k.find("Rex dog park", user_id="u", top_k=1)[0].entry.id
+        entry = k.get(hit)
+        assert entry.access_count == 1
+        assert entry.last_accessed_at is not None and entry.last_accessed_at >= before
+        assert {e.id: e.access_count for e in k.list(user_id="u")}[hit] == 1
+        assert k.view(agent="helper").get(hit).access_count == 1  # a view shares the queue
+        k.flush_lifecycle()
+        k.find("Rex dog park", user_id="u", top_k=1)
+        assert k.get(hit).access_count == 2  # one written, one queued: neither counted twice
+        assert sum(k.get(i).access_count for i in ids.values()) == 2
+    with Kernel(db_path, embedder=hash_embedder, ner="regex") as k:
+        assert k.get(hit).access_count == 2
+
+
+async def test_async_find_then_get_reads_its_own_reinforcement(db_path, hash_embedder):
+    from agentbase_kernel import AgentBase
+
+    async with AgentBase(db_path, embedder=hash_embedder, ner="regex") as db:
+        entry_id = (await db.add_memory("Rex chased a cat yesterday", user_id="u")).id
+        await db.find("Rex cat", user_id="u")
+        assert (await db.get(entry_id, user_id="u")).access_count == 1
+
+
+def test_a_count_read_during_a_flush_is_counted_once(db_path, hash_embedder):
+    cfg = Config().with_(lifecycle={"reinforce_flush_seconds": 3600})
+    with Kernel(db_path, embedder=hash_embedder, ner="regex", config=cfg) as k:
+        entry_id = k.add_memory("We moved to Lisbon in May", user_id="u").id
+        stop = threading.Event()
+        seen: list[int] = []
+
+        def read() -> None:
+            while not stop.is_set():
+                seen.append(k.get(entry_id).access_count)
+
+        reader = threading.Thread(target=read)
+        reader.start()
+        for _ in range(30):
+            k.find("Lisbon", user_id="u", top_k=1)
+            k.flush_lifecycle()
+        stop.set()
+        reader.join()
+        assert seen == sorted(seen) and max(seen) <= 30  # never counted twice, never going back
+        assert k.get(entry_id).access_count == 30

@@ -1,4 +1,4 @@
-"""Provenance and trust (issue 22 item 5): who wrote each entry, through which path, how trusted."""
+"""Provenance and trust: who wrote each entry, through which path, how trusted."""
 
 from __future__ import annotations
 
@@ -69,13 +69,16 @@ def test_import_keeps_exported_trust_and_marks_older_exports(kernel, tmp_path, h
         copy.import_(io.StringIO(text))
         (entry,) = copy.list(user_id="u")
         assert (entry.trust, entry.source, entry.written_by) == (0.3, "mem0", "bot")
-    legacy = text.replace('"trust":0.3,', "").replace('"source":"mem0",', "")
+    # what an export written before provenance looked like: no trust or source, and (format 1) no trailer
+    lines = text.splitlines()[:-1]
+    lines[0] = lines[0].replace('"format_version":2', '"format_version":1')
+    legacy = "\n".join(lines).replace('"trust":0.3,', "").replace('"source":"mem0",', "") + "\n"
     assert legacy != text
     with Kernel(tmp_path / "legacy.db", embedder=hash_embedder, ner="regex") as copy:
         copy.import_(io.StringIO(legacy))
         (entry,) = copy.list(user_id="u")
         assert (entry.trust, entry.source) == (0.5, "import")  # its role's trust, written by import
-        memories = text.splitlines()[0] + '\n{"type": "memory", "text": "imported memory", "user_id": "v"}\n'
+        memories = lines[0] + '\n{"type": "memory", "text": "imported memory", "user_id": "v"}\n'
         copy.import_(io.StringIO(memories))
         assert copy.list(user_id="v")[0].source == "import"
 

@@ -117,7 +117,7 @@ def test_entities_are_deduplicated(ner: NerChain) -> None:
 
 
 def test_a_named_pipeline_that_is_missing_raises_instead_of_falling_back() -> None:
-    # issue 16, item 10: only "auto" degrades; a name the caller chose must load
+    # only "auto" degrades; a name the caller chose must load
     with pytest.raises(MissingDependency) as excinfo:
         load_ner("xx_no_such_pipeline_sm")
     assert "'xx_no_such_pipeline_sm' is not installed" in str(excinfo.value)

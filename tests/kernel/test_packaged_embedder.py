@@ -1,4 +1,4 @@
-"""The default embedder: all-MiniLM-L6-v2 from a packaged ONNX file, without torch (issue 15, item 4)."""
+"""The default embedder: all-MiniLM-L6-v2 from a packaged ONNX file, without torch."""
 
 from __future__ import annotations
 

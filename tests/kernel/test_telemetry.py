@@ -171,3 +171,14 @@ def test_the_kernel_never_imports_opentelemetry_itself(tmp_path) -> None:
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_scope_handle_call_is_one_span_with_its_scope_keys(kernel, exporter) -> None:
+    alice = kernel.scope(user_id="alice", session_id="s1")
+    alice.add_memory("Alice moved to Lisbon")
+    alice.find("where does alice live", top_k=3)
+    spans = [s for s in exporter.get_finished_spans() if s.parent is None]  # a find's steps are its children
+    assert [s.name for s in spans] == ["agentbase.add_memory", "agentbase.find"]
+    assert all(s.attributes["agentbase.scope.keys"] == ("user_id", "session_id") for s in spans)
+    assert spans[1].attributes["agentbase.find.top_k"] == 3
+    assert spans[0].attributes["agentbase.ner_stage"] == kernel.info()["ner_stage"]

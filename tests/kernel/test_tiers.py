@@ -146,3 +146,9 @@ def test_summarizer_hook_replaces_the_rules() -> None:
 
 def test_blank_summarizer_answer_falls_back_to_rules() -> None:
     assert summarize_session(LOCOMO_TURNS, summarizer=lambda _: " ").startswith("4 turns")
+
+
+def test_a_one_turn_session_summary_says_turn_not_turns():
+    summary = summarize_session([("user", "Remind me to renew my passport")])
+    assert summary.startswith("1 turn by user. ")
+    assert "1 turns" not in summary

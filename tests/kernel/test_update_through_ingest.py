@@ -1,4 +1,4 @@
-"""``Kernel.update`` makes the row that ingest makes for the same text (issue 17: the copies had drifted)."""
+"""``Kernel.update`` makes the row that ingest makes for the same text (two copies of that code had drifted)."""
 
 from __future__ import annotations
 

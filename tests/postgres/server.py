@@ -140,6 +140,14 @@ class ThrowawayServer:
         """Stop (fast: open sessions are disconnected) and start again on the same port and data."""
         self._ctl("restart", "-m", "fast")
 
+    def kill(self) -> None:
+        """Stop at once (``pg_ctl stop -m immediate``: every session dropped), keeping the data for ``start_again``."""
+        self._ctl("stop", "-m", "immediate")
+
+    def start_again(self) -> None:
+        """Start a killed server on the same port and data."""
+        self._ctl("start")
+
     def stop(self) -> None:
         with contextlib.suppress(subprocess.CalledProcessError, FileNotFoundError):
             self._ctl("stop", "-m", "immediate")

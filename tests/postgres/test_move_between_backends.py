@@ -42,8 +42,8 @@ def _fill(kernel: Kernel) -> None:
 
 def _records(path: Path) -> list[dict[str, Any]]:
     lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    header, records = lines[0], lines[1:]
-    assert header["type"] == "header"
+    header, records, trailer = lines[0], lines[1:-1], lines[-1]
+    assert header["type"] == "header" and trailer["type"] == "trailer"  # its digest covers exported_at
     return sorted(records, key=lambda r: json.dumps(r, sort_keys=True))
 
 

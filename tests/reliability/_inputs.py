@@ -85,7 +85,7 @@ def row_counts(path: Path | str) -> dict[str, int]:
 # -- shapes found by the issue-16 adversarial run ---------------------------------------------------
 
 # Every C0 control, DEL, the C1 NEL and the Unicode line separators: each can hide inside an id
-# (``\x1f`` is the scope key's own separator - issue 16, item 7).
+# (``\x1f`` was the old scope key's separator).
 CONTROL_CHARS = [chr(i) for i in range(0x20)] + ["\x7f", "\x85", "\u2028", "\u2029"]
 id_with_control = st.builds(
     lambda head, ctrl, tail: f"{head}{ctrl}{tail}",

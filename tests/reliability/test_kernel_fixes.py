@@ -1,4 +1,4 @@
-"""Regression tests for the kernel bugs the reliability suite found (issue 9), one group per fix."""
+"""Regression tests for the kernel bugs the reliability suite found, one group per fix."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Each class gives the suite one backend: a fresh SQLite file in ``tmp_path``, a fresh database on
 the session's throwaway PostgreSQL server (tests/postgres/plugin.py; skipped with the reason only
-when the postgres extra is not installed).
+when the postgres extra is not installed), and the in-memory reference store.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from agentbase_kernel.store import Store, open_store
+from agentbase_kernel.store.memory import MemoryStore
 from agentbase_kernel.testing import StoreContractTests
 
 
@@ -37,3 +38,14 @@ class TestPostgresStore(StoreContractTests):
 
     def open_again(self, store: Store) -> Store:
         return open_store(self.url)
+
+
+class TestMemoryStore(StoreContractTests):
+    """No second handle: the data lives in one object (``open_again`` stays ``None``)."""
+
+    @pytest.fixture
+    def store(self) -> Iterator[Store]:
+        opened = MemoryStore()
+        opened.open()
+        yield opened
+        opened.close()

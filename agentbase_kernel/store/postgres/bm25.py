@@ -13,7 +13,7 @@ def part_from_entries(lexemes: tuple[str, ...] | list[str], avgdl: float) -> tup
     """``"<part> AS part FROM entries e ..."`` and its parameters: the term's tf part of row ``e``
     before the IDF, from the stored term counts (``fts_tf``) and length (``fts_len``); a phrase's
     frequency is its words' mean (FTS5 counts the phrase's hits)."""
-    tf = "(" + " + ".join(["coalesce((e.fts_tf ->> %s)::float8, 0)"] * len(lexemes)) + f") / {len(lexemes)}"
-    sql = ("(t.tf * %s) / (t.tf + %s * (1 - %s + %s * e.fts_len / %s)) AS part "
+    tf = "(" + " + ".join(["coalesce((e.fts_tf ->> ?)::float8, 0)"] * len(lexemes)) + f") / {len(lexemes)}"
+    sql = ("(t.tf * ?) / (t.tf + ? * (1 - ? + ? * e.fts_len / ?)) AS part "
            f"FROM entries e CROSS JOIN LATERAL (SELECT {tf} AS tf) t")
     return sql, [K1 + 1, K1, B, B, avgdl, *lexemes]

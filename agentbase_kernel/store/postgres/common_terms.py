@@ -13,12 +13,11 @@ ranking is exact, as on SQLite; every scope of the development sets is.
 from __future__ import annotations
 
 import math
-import threading
 import time
 from typing import Any
 
+from ..sql import SqlCore
 from .bm25 import part_from_entries
-from .core import PgCore
 
 __all__ = ["CommonTermsMixin"]
 
@@ -32,9 +31,8 @@ _WIDEN = 4
 _TEXT_MATCH_COST = 0.05
 
 
-class CommonTermsMixin(PgCore):
+class CommonTermsMixin(SqlCore):
     fts_common_rows: int
-    _cache_lock: threading.RLock
     _shares: dict[str, float]
     _shares_at: float
 
@@ -83,8 +81,8 @@ class CommonTermsMixin(PgCore):
                 conn.execute(f"SET LOCAL cpu_operator_cost = {_TEXT_MATCH_COST}; SET LOCAL enable_indexscan = off")
                 found = conn.execute(
                     f"SELECT rid, part, count(*) OVER () FROM (SELECT e.rid, {part} "
-                    f"WHERE e.rid > %s AND e.fts @@ %s::tsquery AND {where}) x WHERE part > 0 "
-                    "ORDER BY part DESC, rid LIMIT %s", [*params, floor, query, *args, per_term], prepare=False).fetchall()
+                    f"WHERE e.rid > ? AND e.fts @@ ?::tsquery AND {where}) x WHERE part > 0 "
+                    "ORDER BY part DESC, rid LIMIT ?", [*params, floor, query, *args, per_term], prepare=False).fetchall()
                 # back, for the rest of a caller's transaction
                 conn.execute("SET LOCAL cpu_operator_cost TO DEFAULT; SET LOCAL enable_indexscan TO DEFAULT")
             if (found and found[0][2] >= per_term) or floor < low:
@@ -101,7 +99,7 @@ class CommonTermsMixin(PgCore):
         params: list[Any] = []
         for i, (query, lexemes) in enumerate(terms):
             part, part_params = part_from_entries(lexemes, avgdl)
-            parts.append(f"(SELECT {i} AS term, e.rid, {part} WHERE e.rid = ANY(%s) AND e.fts @@ %s::tsquery AND {where})")
+            parts.append(f"(SELECT {i} AS term, e.rid, {part} WHERE e.rid = ANY(?) AND e.fts @@ ?::tsquery AND {where})")
             params += [*part_params, rids, query, *args]
         for term, rid, value in conn.execute(" UNION ALL ".join(parts), params, prepare=False).fetchall():
             if value > 0:

@@ -16,25 +16,72 @@ connects itself, so it either gets one now or our error saying why.
 from __future__ import annotations
 
 import contextlib
+import functools
+import re
 import select
 import threading
 import time
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, cast
 
 import psycopg
+from psycopg.abc import Params, Query
 from psycopg.pq import TransactionStatus
 
 from ...errors import StorageError
 from .url import redact_url
 
-__all__ = ["ConnectionPool", "PgConnections", "is_connection_lost", "is_retryable"]
+__all__ = ["ConnectionPool", "PgConnection", "PgConnections", "format_placeholders", "is_connection_lost", "is_retryable"]
 
 # SQLSTATEs that mean the session is gone: class 08 (connection exception) and the server
 # shutting down or starting up
 _LOST = ("57P01", "57P02", "57P03")
 # a whole transaction may be run again after these
 _CONFLICT = ("40001", "40P01")
+
+
+# a quoted string or identifier (passed over), or a character psycopg's query syntax gives a meaning
+_TOKENS = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|[?%]")
+
+
+@functools.lru_cache(maxsize=4096)
+def format_placeholders(query: str) -> str:
+    """``query`` with sqlite3's placeholders in psycopg's style: each ``?`` outside quotes becomes
+    ``%s``, each ``%`` ``%%``. (So no statement here uses PostgreSQL's ``?`` jsonb operators.)"""
+    def convert(match: re.Match[str]) -> str:
+        token = match.group(0)
+        return "%s" if token == "?" else token.replace("%", "%%")
+
+    return _TOKENS.sub(convert, query)
+
+
+class QmarkCursor(psycopg.Cursor[Any]):
+    """A cursor whose statements take ``?`` placeholders, as sqlite3's do: the SQL core
+    (``store/sql/``) writes each statement once for both backends."""
+
+    def execute(self, query: Query, params: Params | None = None, *, prepare: bool | None = None,
+                binary: bool | None = None) -> QmarkCursor:
+        if params is not None and isinstance(query, str):
+            query = format_placeholders(query)
+        super().execute(cast(Any, query), params, prepare=prepare, binary=binary)
+        return self
+
+    def executemany(self, query: Query, params_seq: Iterable[Params], *, returning: bool = False) -> None:
+        super().executemany(format_placeholders(query) if isinstance(query, str) else query, params_seq,
+                            returning=returning)
+
+
+class PgConnection(psycopg.Connection[Any]):
+    """A connection whose statements take ``?`` placeholders (``QmarkCursor``), with sqlite3's
+    ``executemany`` (pipelined: one round trip for the batch)."""
+
+    def executemany(self, query: str, params_seq: Iterable[Params]) -> None:
+        with self.cursor() as cur:
+            cur.executemany(query, params_seq)
+
+
+def _connect(url: str, timeout_s: float) -> PgConnection:
+    return PgConnection.connect(url, autocommit=True, connect_timeout=max(1, int(timeout_s)), cursor_factory=QmarkCursor)
 
 
 def is_connection_lost(exc: BaseException) -> bool:
@@ -56,18 +103,18 @@ class ConnectionPool:
     """Up to ``max_size`` autocommit connections, reused last-in first-out."""
 
     def __init__(self, url: str, *, max_size: int, timeout_s: float, shown: str,
-                 configure: Callable[[psycopg.Connection[Any]], None]) -> None:
+                 configure: Callable[[PgConnection], None]) -> None:
         self.url = url
         self.max_size = max_size
         self.timeout_s = timeout_s
         self.shown = shown
         self.configure = configure
-        self._idle: list[psycopg.Connection[Any]] = []
+        self._idle: list[PgConnection] = []
         self._count = 0  # idle and lent
         self._cond = threading.Condition()
         self._closed = False
 
-    def get(self) -> psycopg.Connection[Any]:
+    def get(self) -> PgConnection:
         deadline = time.monotonic() + self.timeout_s
         with self._cond:
             while True:
@@ -90,7 +137,7 @@ class ConnectionPool:
                                        "fewer threads", path=self.shown)
                 self._cond.wait(remaining)
         try:
-            conn = psycopg.connect(self.url, autocommit=True, connect_timeout=max(2, int(self.timeout_s)))
+            conn = _connect(self.url, max(2.0, self.timeout_s))
             self.configure(conn)
             return conn
         except BaseException:
@@ -99,7 +146,7 @@ class ConnectionPool:
                 self._cond.notify()
             raise
 
-    def put(self, conn: psycopg.Connection[Any]) -> None:
+    def put(self, conn: PgConnection) -> None:
         keep = not self._closed and _usable(conn)
         with self._cond:
             if keep and not self._closed:
@@ -122,7 +169,7 @@ class ConnectionPool:
                 conn.close()
 
 
-def _usable(conn: psycopg.Connection[Any]) -> bool:
+def _usable(conn: PgConnection) -> bool:
     """Open, outside a transaction, and not told by the server that its session ended (a server
     that terminates an idle session sends an error and closes the socket: it turns readable)."""
     if conn.closed or conn.broken or conn.info.transaction_status != TransactionStatus.IDLE:
@@ -153,15 +200,15 @@ class PgConnections:
         self.pool: ConnectionPool | None = None
         self._local = threading.local()
 
-    def connect(self) -> psycopg.Connection[Any]:
+    def connect(self) -> PgConnection:
         """One connection outside the pool (migrations), failing fast with the server's reason."""
         try:
-            return psycopg.connect(self.url, autocommit=True, connect_timeout=max(1, int(self.timeout_s)))
+            return _connect(self.url, self.timeout_s)
         except psycopg.Error as exc:
             raise StorageError(f"Cannot connect to {self.shown}: {str(exc).strip()} - check the URL, and that the "
                                "server runs and accepts this user", path=self.shown) from exc
 
-    def open(self, configure: Callable[[psycopg.Connection[Any]], None]) -> None:
+    def open(self, configure: Callable[[PgConnection], None]) -> None:
         self.pool = ConnectionPool(self.url, max_size=self.max_size, timeout_s=self.timeout_s, shown=self.shown,
                                    configure=configure)
 
@@ -173,7 +220,7 @@ class PgConnections:
 
     # -- transactions ----------------------------------------------------------------------------
     @property
-    def current(self) -> psycopg.Connection[Any] | None:
+    def current(self) -> PgConnection | None:
         """This thread's connection while it is inside a transaction."""
         return getattr(self._local, "conn", None)
 
@@ -183,7 +230,7 @@ class PgConnections:
         nobody reads (say entities of an entry) may wait for ``flush_pending`` and go with others."""
         return self.in_write and getattr(self._local, "pending", None) is not None
 
-    def defer(self, name: str, flush: Callable[[psycopg.Connection[Any], list[Any]], None]) -> list[Any]:
+    def defer(self, name: str, flush: Callable[[PgConnection, list[Any]], None]) -> list[Any]:
         """The list of ``name``'s deferred items in this thread's transaction, run through
         ``flush(conn, items)`` before it commits (or when ``flush_pending`` is called sooner)."""
         pending: dict[str, tuple[Callable[..., None], list[Any]]] = self._local.pending
@@ -207,7 +254,7 @@ class PgConnections:
         return bool(getattr(self._local, "writing", False))
 
     @contextlib.contextmanager
-    def _borrow(self) -> Iterator[psycopg.Connection[Any]]:
+    def _borrow(self) -> Iterator[PgConnection]:
         pool = self.pool
         if pool is None:
             raise StorageError(f"The store on {self.shown} is closed", path=self.shown)
@@ -218,7 +265,7 @@ class PgConnections:
             pool.put(conn)
 
     @contextlib.contextmanager
-    def write(self, *, savepoint: bool = False) -> Iterator[psycopg.Connection[Any]]:
+    def write(self, *, savepoint: bool = False) -> Iterator[PgConnection]:
         """A write transaction, or a part of this thread's open one.
 
         A part is a savepoint only when asked (``Store.transaction()`` nested in another): each costs
@@ -258,7 +305,7 @@ class PgConnections:
                 self._local.conn, self._local.writing, self._local.pending = None, False, None
 
     @contextlib.contextmanager
-    def read(self, *, snapshot: bool = False) -> Iterator[psycopg.Connection[Any]]:
+    def read(self, *, snapshot: bool = False) -> Iterator[PgConnection]:
         """A connection for reads (each statement sees the latest commits), or with ``snapshot`` one
         REPEATABLE READ transaction whose statements all see the same data (export); inside this
         thread's transaction, that transaction."""

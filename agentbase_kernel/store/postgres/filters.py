@@ -15,7 +15,7 @@ from typing import Any
 
 from psycopg.types.json import Jsonb
 
-from ..filters import All, AnyOf, Cond, MetadataFilter, Not, dumps
+from ..filters import All, AnyOf, Cond, MetadataFilter, Not, dumps, join_conditions
 from .escape import escape_json, text_in
 
 __all__ = ["compile_metadata_filter"]
@@ -28,9 +28,9 @@ def _jsonb(value: Any) -> Jsonb:
 def compile_metadata_filter(flt: MetadataFilter, column: str) -> tuple[str, list[Any]]:
     """``(sql, args)``: a boolean expression over the ``jsonb`` in ``column``."""
     if isinstance(flt, All):
-        return _join([compile_metadata_filter(f, column) for f in flt.items], " AND ", "TRUE")
+        return join_conditions([compile_metadata_filter(f, column) for f in flt.items], " AND ", "TRUE")
     if isinstance(flt, AnyOf):
-        return _join([compile_metadata_filter(f, column) for f in flt.items], " OR ", "FALSE")
+        return join_conditions([compile_metadata_filter(f, column) for f in flt.items], " OR ", "FALSE")
     if isinstance(flt, Not):
         sql, args = compile_metadata_filter(AnyOf(flt.items), column)
         return f"(NOT {sql})", args
@@ -38,24 +38,15 @@ def compile_metadata_filter(flt: MetadataFilter, column: str) -> tuple[str, list
     sql, args = _condition(flt, node, node_args)
     if flt.op == "in" and len(flt.operand) == 1 and isinstance(flt.operand[0], str) and "." not in flt.key:
         # the GIN index narrows the rows; the exact test still decides
-        return f"({column} @> %s AND {sql})", [_jsonb({flt.key: flt.operand[0]}), *args]
+        return f"({column} @> ? AND {sql})", [_jsonb({flt.key: flt.operand[0]}), *args]
     return sql, args
-
-
-def _join(parts: list[tuple[str, list[Any]]], sep: str, empty: str) -> tuple[str, list[Any]]:
-    if not parts:
-        return empty, []
-    args: list[Any] = []
-    for _, a in parts:
-        args.extend(a)
-    return "(" + sep.join(sql for sql, _ in parts) + ")", args
 
 
 def _node(column: str, key: str) -> tuple[str, list[Any]]:
     """The ``jsonb`` at ``key``: a top-level key spelled with dots wins, else the nested path."""
     if "." not in key:
-        return f"({column} -> %s)", [text_in(key)]
-    return f"coalesce({column} -> %s, {column} #> %s)", [text_in(key), [text_in(k) for k in key.split(".")]]
+        return f"({column} -> ?)", [text_in(key)]
+    return f"coalesce({column} -> ?, {column} #> ?)", [text_in(key), [text_in(k) for k in key.split(".")]]
 
 
 def _equal(node: str, node_args: list[Any], value: Any) -> tuple[str, list[Any]]:
@@ -63,10 +54,10 @@ def _equal(node: str, node_args: list[Any], value: Any) -> tuple[str, list[Any]]
     if value is None:
         return f"jsonb_typeof({node}) = 'null'", list(node_args)
     if isinstance(value, (bool, int, float)):
-        return f"agentbase_num({node}) = %s", [*node_args, int(value) if isinstance(value, bool) else value]
+        return f"agentbase_num({node}) = ?", [*node_args, int(value) if isinstance(value, bool) else value]
     if isinstance(value, str):
-        return f"({node} = %s)", [*node_args, _jsonb(value)]
-    return f"({node} = %s)", [*node_args, _jsonb(value)]
+        return f"({node} = ?)", [*node_args, _jsonb(value)]
+    return f"({node} = ?)", [*node_args, _jsonb(value)]
 
 
 def _condition(cond: Cond, node: str, node_args: list[Any]) -> tuple[str, list[Any]]:
@@ -77,26 +68,26 @@ def _condition(cond: Cond, node: str, node_args: list[Any]) -> tuple[str, list[A
         if not x:
             return ("FALSE" if op == "in" else "TRUE"), []
         parts = [_equal(node, node_args, v) for v in x]
-        sql, args = _join(parts, " OR ", "FALSE")
+        sql, args = join_conditions(parts, " OR ", "FALSE")
         sql = f"coalesce({sql}, FALSE)"
         return (sql if op == "in" else f"(NOT {sql})"), args
     if op in ("gt", "gte", "lt", "lte"):
         sign = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}[op]
         if isinstance(x, str):
-            return (f"coalesce({is_text} AND {text} COLLATE \"C\" {sign} %s COLLATE \"C\", FALSE)",
+            return (f"coalesce({is_text} AND {text} COLLATE \"C\" {sign} ? COLLATE \"C\", FALSE)",
                     [*node_args, *node_args, text_in(x)])
-        return (f"coalesce(jsonb_typeof({node}) = 'number' AND ({text})::numeric {sign} %s, FALSE)",
+        return (f"coalesce(jsonb_typeof({node}) = 'number' AND ({text})::numeric {sign} ?, FALSE)",
                 [*node_args, *node_args, x])
     if op == "exists":
         return (f"({node} IS NOT NULL)" if x else f"({node} IS NULL)"), list(node_args)
     if op == "startswith":
-        return f"coalesce({is_text} AND starts_with({text}, %s), FALSE)", [*node_args, *node_args, text_in(x)]
+        return f"coalesce({is_text} AND starts_with({text}, ?), FALSE)", [*node_args, *node_args, text_in(x)]
     if op == "icontains":
-        return (f"coalesce({is_text} AND strpos(lower({text}), %s) > 0, FALSE)",
+        return (f"coalesce({is_text} AND strpos(lower({text}), ?) > 0, FALSE)",
                 [*node_args, *node_args, text_in(x.lower())])
     # contains: a substring of a string, or an element of a list
-    member = f"(jsonb_typeof({node}) = 'array' AND {node} @> %s)"
+    member = f"(jsonb_typeof({node}) = 'array' AND {node} @> ?)"
     if isinstance(x, str):
-        return (f"coalesce(({is_text} AND strpos({text}, %s) > 0) OR {member}, FALSE)",
+        return (f"coalesce(({is_text} AND strpos({text}, ?) > 0) OR {member}, FALSE)",
                 [*node_args, *node_args, text_in(x), *node_args, *node_args, _jsonb([x])])
     return f"coalesce({member}, FALSE)", [*node_args, *node_args, _jsonb([x])]

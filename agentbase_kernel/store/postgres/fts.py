@@ -15,14 +15,13 @@ its text) is kept for the process.
 
 from __future__ import annotations
 
-import threading
 from datetime import datetime
 from typing import Any
 
 from ..base import EntryFilter, bm25_idf, utcnow
+from ..sql import mapped
 from .bm25 import part_from_entries
 from .common_terms import CommonTermsMixin
-from .core import mapped
 from .planner import PlannerStatsMixin, count_is_fresh
 
 __all__ = ["FtsMixin"]
@@ -34,10 +33,6 @@ _PARSED_ITEMS = 50_000
 class FtsMixin(CommonTermsMixin, PlannerStatsMixin):
     """``fts_search`` and ``rebuild_fts``."""
 
-    fts_cache: bool
-    _cache_lock: threading.RLock
-    _fts: dict[Any, Any]
-    _fts_seq: int
     _fts_totals: dict[Any, tuple[Any, ...]]
     _fts_now: datetime | None
     _parsed: dict[str, tuple[str, list[str]]]
@@ -51,7 +46,7 @@ class FtsMixin(CommonTermsMixin, PlannerStatsMixin):
             last = self._fts_now or now
         seq, expired = conn.execute(
             "SELECT (SELECT coalesce(max(seq), 0) FROM entry_changes), "
-            "EXISTS (SELECT 1 FROM entries WHERE expires_at > %s AND expires_at <= %s)", (last, now)).fetchone()
+            "EXISTS (SELECT 1 FROM entries WHERE expires_at > ? AND expires_at <= ?)", (last, now)).fetchone()
         with self._cache_lock:
             if expired:
                 self._fts_totals = {}
@@ -70,7 +65,7 @@ class FtsMixin(CommonTermsMixin, PlannerStatsMixin):
             rows = conn.execute(
                 "SELECT t.term, phraseto_tsquery('agentbase_english', agentbase_fold(t.term))::text, "
                 "array(SELECT lexeme FROM unnest(to_tsvector('agentbase_english', agentbase_fold(t.term)))) "
-                "FROM unnest(%s::text[]) AS t(term)", (missing,)).fetchall()
+                "FROM unnest(?::text[]) AS t(term)", (missing,)).fetchall()
             parsed = {term: (query, list(lexemes)) for term, query, lexemes in rows}
             with self._cache_lock:
                 if len(self._parsed) > _PARSED_ITEMS:
@@ -170,7 +165,7 @@ class FtsMixin(CommonTermsMixin, PlannerStatsMixin):
             part, part_params = part_from_entries(lexemes, avgdl)
             parts.append(
                 f"(SELECT {i} AS term, rid, part, count(*) OVER () AS df FROM (SELECT e.rid, {part} "
-                f"WHERE e.fts @@ %s::tsquery AND {where}) x WHERE part > 0 ORDER BY part DESC, rid LIMIT %s)")
+                f"WHERE e.fts @@ ?::tsquery AND {where}) x WHERE part > 0 ORDER BY part DESC, rid LIMIT ?)")
             params += [*part_params, query, *args, per_term]
         out: dict[str, tuple[list[tuple[int, float]], int]] = {query: ([], 0) for query, _ in terms}
         # never prepared: a generic plan cannot see how common each word is (psycopg prepares a

@@ -10,10 +10,9 @@ before its next search.
 from __future__ import annotations
 
 import math
-import threading
 from typing import Any
 
-from .core import PgCore
+from ..sql import SqlCore
 
 __all__ = ["PlannerStatsMixin", "count_is_fresh"]
 
@@ -33,13 +32,12 @@ def count_is_fresh(counted_at: int, seq: int, rows: int) -> bool:
     return seq - counted_at <= COUNT_DRIFT * rows
 
 
-class PlannerStatsMixin(PgCore):
-    _cache_lock: threading.RLock
+class PlannerStatsMixin(SqlCore):
     _rows_unanalysed: int
     _rows_analysed: float
     _shares_at: float
 
-    def _note_written(self, rows: int) -> None:
+    def _rows_written(self, rows: int) -> None:
         with self._cache_lock:
             self._rows_unanalysed += rows
 

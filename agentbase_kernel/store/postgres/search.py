@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import threading
 import weakref
 from collections.abc import Iterable, Iterator
 from datetime import datetime
@@ -21,7 +20,8 @@ import numpy as np
 
 from ...errors import InvalidArgument
 from ..base import EntryFilter, utcnow
-from .core import mapped, text_out
+from ..sql import mapped
+from ..vectors import encode
 from .planner import PlannerStatsMixin, count_is_fresh
 
 __all__ = ["SearchMixin", "as_array"]
@@ -51,7 +51,6 @@ class SearchMixin(PlannerStatsMixin):
     """``put_vectors`` / ``vectors_for`` / ``vector_search``."""
 
     vector_shortlist_above: int
-    _cache_lock: threading.RLock
     _counts: dict[Any, tuple[int, int]]
     _index_dim: int | None
     _ef_search: weakref.WeakKeyDictionary[Any, int]
@@ -65,22 +64,12 @@ class SearchMixin(PlannerStatsMixin):
 
     # -- vectors -----------------------------------------------------------------------------------
     @mapped
-    def missing_vectors(self, hashes: Iterable[str]) -> set[str]:
-        wanted = set(hashes)
-        if not wanted:
-            return set()
-        with self.conns.read() as conn:
-            have = {r[0] for r in conn.execute("SELECT content_hash FROM embeddings WHERE content_hash = ANY(%s)",
-                                               (list(wanted),))}
-        return wanted - have
-
-    @mapped
     def vectors_for(self, hashes: Iterable[str]) -> dict[str, np.ndarray]:
         wanted = list(dict.fromkeys(hashes))
         if not wanted:
             return {}
         with self.conns.read() as conn:
-            rows = conn.execute("SELECT content_hash, vector FROM embeddings WHERE content_hash = ANY(%s)",
+            rows = conn.execute("SELECT content_hash, vector FROM embeddings WHERE content_hash = ANY(?)",
                                 (wanted,), binary=True).fetchall()
         return {h: as_array(v) for h, v in rows}
 
@@ -90,10 +79,17 @@ class SearchMixin(PlannerStatsMixin):
         if not rows:
             return
         with self.conns.write() as conn:
-            with conn.cursor() as cur:
-                cur.executemany("INSERT INTO embeddings (content_hash, vector) VALUES (%s, %s) ON CONFLICT DO NOTHING",
-                                rows)
+            conn.executemany("INSERT INTO embeddings (content_hash, vector) VALUES (?, ?) ON CONFLICT DO NOTHING", rows)
             self._ensure_index(conn, len(rows[0][1]), len(rows))
+
+    def _vector_param(self, vector: np.ndarray) -> np.ndarray:
+        return np.asarray(vector, dtype=np.float32)
+
+    def _vector_bytes(self, value: Any) -> bytes:
+        return encode(as_array(value))
+
+    def _vectors_added(self, conn: Any, dim: int, count: int) -> None:
+        self._ensure_index(conn, dim, count)
 
     @contextlib.contextmanager
     def bulk_load(self) -> Iterator[None]:
@@ -134,19 +130,19 @@ class SearchMixin(PlannerStatsMixin):
         if not now and (self._unindexed_writes < self._next_index_check or self._bulk_depth):
             return
         self._next_index_check = self._unindexed_writes + 1000
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_INDEX_LOCK,))
+        conn.execute("SELECT pg_advisory_xact_lock(?)", (_INDEX_LOCK,))
         row = conn.execute("SELECT value FROM meta WHERE key = 'hnsw_dim'").fetchone()
         if row is not None:
             self._index_dim = int(row[0])
             return
-        count = conn.execute("SELECT count(*) FROM (SELECT 1 FROM embeddings LIMIT %s) x",
+        count = conn.execute("SELECT count(*) FROM (SELECT 1 FROM embeddings LIMIT ?) x",
                              (self.vector_shortlist_above + 1,)).fetchone()[0]
         if count > self.vector_shortlist_above:
             # the graph built in memory is several times faster than one spilling to disk
             conn.execute(f"SET LOCAL maintenance_work_mem = '{_build_memory_mb(conn, dim)}MB'")
             conn.execute(f"CREATE INDEX IF NOT EXISTS embeddings_hnsw ON embeddings "
                          f"USING hnsw ((vector::vector({int(dim)})) vector_cosine_ops)")
-            conn.execute("INSERT INTO meta (key, value) VALUES ('hnsw_dim', %s)", (str(int(dim)),))
+            conn.execute("INSERT INTO meta (key, value) VALUES ('hnsw_dim', ?)", (str(int(dim)),))
             self._index_dim = dim
 
     def _dims(self, conn: Any) -> tuple[int | None, int | None, int]:
@@ -183,8 +179,8 @@ class SearchMixin(PlannerStatsMixin):
                     rows = self._hnsw_search(conn, q, indexed, where, args, k)
             if len(rows) < k:
                 rows = conn.execute(
-                    f"SELECT e.rid, v.vector <=> %s AS d FROM entries e JOIN embeddings v ON v.content_hash = e.content_hash "
-                    f"WHERE {where} ORDER BY d, e.rid LIMIT %s", [q, *args, k]).fetchall()
+                    f"SELECT e.rid, v.vector <=> ? AS d FROM entries e JOIN embeddings v ON v.content_hash = e.content_hash "
+                    f"WHERE {where} ORDER BY d, e.rid LIMIT ?", [q, *args, k]).fetchall()
         # zero vectors have no direction (NaN distance): left out, as on SQLite
         hits = [(int(r), float(d)) for r, d in rows if d is not None and not math.isnan(d)]
         hits.sort(key=lambda h: (h[1], h[0]))
@@ -202,24 +198,17 @@ class SearchMixin(PlannerStatsMixin):
         with self._cache_lock:
             current = self._ef_search.get(conn)
         if current != ef:
-            conn.execute("SELECT set_config('hnsw.ef_search', %s, false)", (str(ef),))
+            conn.execute("SELECT set_config('hnsw.ef_search', ?, false)", (str(ef),))
             with self._cache_lock:
                 self._ef_search[conn] = ef
         return self._hnsw_rows(conn, q, dim, where, args, k)
 
     def _hnsw_rows(self, conn: Any, q: np.ndarray, dim: int, where: str, args: list[Any], k: int) -> list[Any]:
         rows: list[Any] = conn.execute(
-            f"SELECT e.rid, v.vector::vector({dim}) <=> %s::vector({dim}) AS d FROM embeddings v "
-            f"JOIN entries e ON e.content_hash = v.content_hash WHERE {where} ORDER BY d LIMIT %s",
+            f"SELECT e.rid, v.vector::vector({dim}) <=> ?::vector({dim}) AS d FROM embeddings v "
+            f"JOIN entries e ON e.content_hash = v.content_hash WHERE {where} ORDER BY d LIMIT ?",
             [q, *args, k]).fetchall()
         return rows
-
-    @mapped
-    def hashes_without_vector(self) -> list[tuple[str, str]]:
-        with self.conns.read() as conn:
-            return [(r[0], text_out(r[1]) or "") for r in conn.execute(
-                "SELECT e.content_hash, min(e.l2_full) FROM entries e LEFT JOIN embeddings v "
-                "ON v.content_hash = e.content_hash WHERE v.content_hash IS NULL GROUP BY e.content_hash")]
 
     def _count(self, conn: Any, where: str, args: list[Any], now: datetime, seq: int | None = None) -> int:
         """Entries in a filter, cached per filter while ``count_is_fresh`` (the exact-or-HNSW choice;

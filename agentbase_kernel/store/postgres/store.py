@@ -1,7 +1,9 @@
 """``PostgresStore``: the ``Store`` protocol on one PostgreSQL database with pgvector.
 
-Each job lives in its own part (``entries``, ``sessions``, ``search`` (vectors), ``fts``, ``entities``, ``traces``,
-``lifecycle``, ``portable``); this class connects, migrates and puts the parts together.
+The SQL core (``store/sql/``) holds entries, sessions, governance, export and the rest; this class
+connects, migrates, maps the driver's errors, and adds what is PostgreSQL's own: BM25 over
+``tsvector`` (``fts``, ``common_terms``, ``planner``), pgvector search (``search``) and the calls
+done in one statement (``batched``).
 """
 
 from __future__ import annotations
@@ -10,29 +12,24 @@ import contextlib
 import math
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import psycopg
 from pgvector.psycopg import register_vector
 from psycopg.types.json import set_json_loads
 
-from ...errors import EmbeddingMismatch, SchemaTooNew, StorageError
-from ..base import NO_EMBEDDER
-from .archive import ArchiveMixin
-from .connection import PgConnections
-from .core import fetch_one, mapped, storage_error
-from .entities import EntitiesMixin
+from ...errors import SchemaTooNew, StorageError
+from ..sql import SqlStore, mapped
+from .batched import BatchedMixin
+from .connection import PgConnection, PgConnections
+from .dialect import PostgresDialect
+from .errors import fetch_one, run_mapped, storage_error
 from .escape import loads_jsonb
 from .fts import FtsMixin
-from .governance import GovernanceMixin
-from .lifecycle import LifecycleMixin
 from .migrations import ADVISORY_LOCK_KEY, MIGRATIONS, SCHEMA_VERSION, WRITE_LOCK_KEY
 from .planner import PlannerStatsMixin
-from .portable import PortableMixin
 from .search import SearchMixin
-from .sessions import SessionsMixin
-from .traces import TracesMixin
 
 __all__ = ["PostgresStore"]
 
@@ -40,8 +37,7 @@ __all__ = ["PostgresStore"]
 VECTOR_SHORTLIST_ABOVE = 50_000
 
 
-class PostgresStore(SessionsMixin, SearchMixin, FtsMixin, EntitiesMixin, TracesMixin, PortableMixin, LifecycleMixin,
-                    ArchiveMixin, GovernanceMixin, PlannerStatsMixin):
+class PostgresStore(BatchedMixin, SearchMixin, FtsMixin, PlannerStatsMixin, SqlStore):
     """All persistence in one PostgreSQL database (pgvector installed on the server).
 
     Usage::
@@ -61,6 +57,9 @@ class PostgresStore(SessionsMixin, SearchMixin, FtsMixin, EntitiesMixin, TracesM
         self.synchronous_commit = "on" if synchronous.upper() in ("FULL", "EXTRA") else "off"
         self.create = create
         self.conns = PgConnections(url, max_size=pool_max, timeout_s=timeout_s)
+        self.dialect = PostgresDialect()
+        #: the database URL without its password (what errors and ``info()`` show)
+        self.path = self.conns.shown
         self.vector_shortlist_above = vector_shortlist_above
         self._cache_lock = threading.RLock()
         self.fts_cache = fts_cache
@@ -81,7 +80,18 @@ class PostgresStore(SessionsMixin, SearchMixin, FtsMixin, EntitiesMixin, TracesM
         self._next_index_check = 0
         self._bulk_depth = 0
 
-    # -- lifecycle ---------------------------------------------------------------------------------
+    _elsewhere = "use another database"
+
+    def _call(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        return run_mapped(self.conns, fn, self, args, kwargs)
+
+    def _export_error(self, exc: BaseException) -> BaseException | None:
+        return storage_error(self.conns.shown, exc) if isinstance(exc, psycopg.Error) else None
+
+    def _lock_meta(self, conn: Any) -> None:
+        conn.execute("LOCK TABLE meta IN SHARE ROW EXCLUSIVE MODE")
+
+    # -- opening -----------------------------------------------------------------------------------
     def open(self) -> None:
         conn = self.conns.connect()
         try:
@@ -92,16 +102,16 @@ class PostgresStore(SessionsMixin, SearchMixin, FtsMixin, EntitiesMixin, TracesM
             conn.close()
         self.conns.open(configure=self._configure)
 
-    def _configure(self, conn: psycopg.Connection[Any]) -> None:
+    def _configure(self, conn: PgConnection) -> None:
         # the HNSW scan keeps walking until enough rows pass a search's filter (search.py)
-        conn.execute("SELECT set_config('timezone', 'UTC', false), set_config('synchronous_commit', %s, false), "
+        conn.execute("SELECT set_config('timezone', 'UTC', false), set_config('synchronous_commit', ?, false), "
                      "set_config('hnsw.iterative_scan', 'strict_order', false)", (self.synchronous_commit,))
         register_vector(conn)
         set_json_loads(loads_jsonb, conn)  # strings in jsonb come back with their NULs (escape.py)
 
-    def _migrate(self, conn: psycopg.Connection[Any]) -> None:
+    def _migrate(self, conn: PgConnection) -> None:
         """Apply the missing migrations under a session advisory lock (one process at a time)."""
-        conn.execute("SELECT pg_advisory_lock(%s)", (ADVISORY_LOCK_KEY,))
+        conn.execute("SELECT pg_advisory_lock(?)", (ADVISORY_LOCK_KEY,))
         try:
             version = self._version(conn)
             if version is None:
@@ -128,14 +138,14 @@ class PostgresStore(SessionsMixin, SearchMixin, FtsMixin, EntitiesMixin, TracesM
                             f"{self.conns.shown} cannot be set up: {str(exc).strip()} - the pgvector extension must "
                             "be installed on the server, and the first connection needs the right to CREATE "
                             "EXTENSION vector (or run it once as a superuser)", path=self.conns.shown) from exc
-                    conn.execute("UPDATE agentbase_schema SET version = %s", (version + 1,))
+                    conn.execute("UPDATE agentbase_schema SET version = ?", (version + 1,))
                 version += 1
         finally:
             with contextlib.suppress(Exception):
-                conn.execute("SELECT pg_advisory_unlock(%s)", (ADVISORY_LOCK_KEY,))
+                conn.execute("SELECT pg_advisory_unlock(?)", (ADVISORY_LOCK_KEY,))
 
     @staticmethod
-    def _version(conn: psycopg.Connection[Any]) -> int | None:
+    def _version(conn: PgConnection) -> int | None:
         if fetch_one(conn.execute("SELECT to_regclass('agentbase_schema')"), "to_regclass")[0] is None:
             return None
         row = conn.execute("SELECT max(version) FROM agentbase_schema").fetchone()
@@ -158,7 +168,7 @@ class PostgresStore(SessionsMixin, SearchMixin, FtsMixin, EntitiesMixin, TracesM
         try:
             with self.conns.write(savepoint=True) as conn:
                 if outermost:
-                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
+                    conn.execute("SELECT pg_advisory_xact_lock(?)", (WRITE_LOCK_KEY,))
                 yield
         except psycopg.Error as exc:
             raise storage_error(self.conns.shown, exc) from exc
@@ -173,45 +183,6 @@ class PostgresStore(SessionsMixin, SearchMixin, FtsMixin, EntitiesMixin, TracesM
         return "wal"
 
     @mapped
-    def check_embedder(self, name: str, dim: int) -> None:
-        """Record the embedder on first use; refuse a different one later (as ``SqliteStore``)."""
-        with self.conns.write() as conn:
-            conn.execute("LOCK TABLE meta IN SHARE ROW EXCLUSIVE MODE")
-            rows = dict(conn.execute(
-                "SELECT key, value FROM meta WHERE key IN ('embedding_model', 'embedding_dim')").fetchall())
-            if name == NO_EMBEDDER or not rows or rows.get("embedding_model") == NO_EMBEDDER:
-                if name != NO_EMBEDDER or not rows:
-                    with conn.cursor() as cur:
-                        cur.executemany("INSERT INTO meta (key, value) VALUES (%s, %s) "
-                                        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                                        [("embedding_model", name), ("embedding_dim", str(dim))])
-                return
-        if int(rows["embedding_dim"]) != dim:
-            raise EmbeddingMismatch(
-                f"Embedding dimension {dim} does not match this store ({rows['embedding_dim']}, model "
-                f"{rows['embedding_model']!r}) - open it with the embedder that created it, or use another database",
-                path=self.conns.shown)
-        if rows["embedding_model"] != name:
-            raise EmbeddingMismatch(
-                f"Embedder {name!r} differs from the one that wrote this store ({rows['embedding_model']!r}) - "
-                "open it with that embedder, or use another database", path=self.conns.shown)
-
-    @mapped
-    def meta(self) -> dict[str, str]:
-        with self.conns.read() as conn:
-            return dict(conn.execute("SELECT key, value FROM meta").fetchall())
-
-    @mapped
-    def stats(self) -> dict[str, int]:
-        """Row counts: every entry (expired and superseded too), the live ones, sessions, messages, vectors."""
-        with self.conns.read() as conn:
-            row = fetch_one(conn.execute(
-                "SELECT (SELECT count(*) FROM entries), (SELECT count(*) FROM entries WHERE invalid_at IS NULL), "
-                "(SELECT count(*) FROM sessions), (SELECT count(*) FROM messages), "
-                "(SELECT count(*) FROM embeddings)"), "stats")
-        return dict(zip(("entries", "entries_valid", "sessions", "messages", "vectors"), map(int, row)))
-
-    @mapped
     def verify(self) -> dict[str, Any]:
         """Check the database: every entry's full-text vector is the one its text gives, and
         which texts have no vector yet. (PostgreSQL checks its own pages and foreign keys.)"""
@@ -219,8 +190,7 @@ class PostgresStore(SessionsMixin, SearchMixin, FtsMixin, EntitiesMixin, TracesM
             n_entries, stale = fetch_one(conn.execute(
                 "SELECT count(*), count(*) FILTER (WHERE fts IS DISTINCT FROM "
                 "setweight(to_tsvector('agentbase_english', agentbase_fold(search_text)), 'A') || "
-                "setweight(to_tsvector('agentbase_english', agentbase_fold(search_context)), 'B')) FROM entries"),
-                "verify")
+                "setweight(to_tsvector('agentbase_english', agentbase_fold(search_context)), 'B')) FROM entries"), "verify")
             missing_vec = fetch_one(conn.execute(
                 "SELECT count(DISTINCT e.content_hash) FROM entries e LEFT JOIN embeddings v "
                 "ON v.content_hash = e.content_hash WHERE v.content_hash IS NULL"), "verify")[0]

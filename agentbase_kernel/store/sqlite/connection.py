@@ -167,9 +167,15 @@ class Connections:
         """True inside this thread's write transaction: what it reads may still roll back."""
         return bool(getattr(self._local, "writing", False))
 
+    @property
+    def current(self) -> Any | None:
+        """This thread's connection while it is inside a transaction."""
+        return self._local.conn if getattr(self._local, "depth", 0) else None
+
     @contextlib.contextmanager
-    def read(self) -> Iterator[Any]:
-        """A consistent read snapshot (deferred transaction), or the enclosing write."""
+    def read(self, *, snapshot: bool = True) -> Iterator[Any]:
+        """A consistent read snapshot (deferred transaction), or the enclosing write. (Every read is
+        a snapshot here; ``snapshot`` is for the ``Connections`` protocol.)"""
         conn = self.get()
         if self._local.depth:
             yield conn

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..filters import All, AnyOf, Cond, MetadataFilter, Not, dumps
+from ..filters import All, AnyOf, Cond, MetadataFilter, Not, dumps, join_conditions
 
 __all__ = ["LOWER_FUNCTION", "compile_metadata_filter", "sql_lower"]
 
@@ -28,10 +28,10 @@ def compile_metadata_filter(flt: MetadataFilter, column: str) -> tuple[str, list
     """``(sql, args)``: a 0/1 expression over the JSON text in ``column``."""
     if isinstance(flt, All):
         parts = [compile_metadata_filter(f, column) for f in flt.items]
-        return _join(parts, " AND ", "1")
+        return join_conditions(parts, " AND ", "1")
     if isinstance(flt, AnyOf):
         parts = [compile_metadata_filter(f, column) for f in flt.items]
-        return _join(parts, " OR ", "0")
+        return join_conditions(parts, " OR ", "0")
     if isinstance(flt, Not):
         sql, args = compile_metadata_filter(AnyOf(flt.items), column)
         return f"(NOT {sql})", args
@@ -43,15 +43,6 @@ def compile_metadata_filter(flt: MetadataFilter, column: str) -> tuple[str, list
     cond_sql, cond_args = _condition(flt)
     # placeholders in text order: the condition, then the node
     return f"(SELECT coalesce({cond_sql}, 0) FROM (SELECT {node_sql} AS j))", [*cond_args, *node_args]
-
-
-def _join(parts: list[tuple[str, list[Any]]], sep: str, empty: str) -> tuple[str, list[Any]]:
-    if not parts:
-        return empty, []
-    args: list[Any] = []
-    for _, a in parts:
-        args.extend(a)
-    return "(" + sep.join(sql for sql, _ in parts) + ")", args
 
 
 def _plain(segment: str) -> bool:

@@ -8,11 +8,10 @@ in step inside the same transaction, so the index can never drift from the rows.
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 from ..base import EntryFilter, bm25_idf, iso, utcnow
-from .core import SqliteCore, mapped
+from ..sql import SqlCore, mapped
 
 __all__ = ["FtsMixin"]
 
@@ -22,13 +21,9 @@ _FTS_WEIGHTS = "1.0, 0.7"
 _FTS_CACHE_ITEMS = 20_000
 
 
-class FtsMixin(SqliteCore):
+class FtsMixin(SqlCore):
     """``fts_search`` over ``entries_fts``, and ``rebuild_fts``."""
 
-    fts_cache: bool
-    _cache_lock: threading.RLock
-    _fts: dict[Any, Any]
-    _fts_seq: int
     _fts_now: str
 
     def _fts_stats(self, conn: Any, now: str) -> dict[Any, Any]:

@@ -1,7 +1,8 @@
 """``SqliteStore``: the ``Store`` protocol on one SQLite file.
 
-Each job lives in its own part (``entries``, ``vector_search``, ``fts``, ``sessions``,
-``entities``, ``traces``); this class opens the file, migrates it and puts the parts together.
+The SQL core (``store/sql/``) holds entries, sessions, governance, export and the rest; this class
+opens the file, migrates it, maps SQLite's errors, and adds what is SQLite's own: FTS5 search
+(``fts``), vectors searched in RAM or by sqlite-vec (``vector_search``), and ``verify``.
 """
 
 from __future__ import annotations
@@ -9,31 +10,23 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ...errors import EmbeddingMismatch, SchemaTooNew, StorageError
-from ..base import NO_EMBEDDER
+from ...errors import InvalidArgument, SchemaTooNew, StorageError
+from ..sql import SqlStore, mapped
 from ..vectors import VectorIndex
-from .archive import ArchiveMixin
 from .connection import Connections, is_locked_error, locked_error
-from .core import mapped
-from .entities import EntitiesMixin
+from .dialect import SqliteDialect
 from .fts import FtsMixin
-from .governance import GovernanceMixin
-from .lifecycle import LifecycleMixin
 from .migrations import MIGRATIONS, SCHEMA_VERSION
-from .portable import PortableMixin
-from .sessions import SessionsMixin
-from .traces import TracesMixin
 from .vector_search import OVERFETCH_MAX, VECTOR_CACHE_BYTES, VECTOR_SHORTLIST_ABOVE, VectorsMixin
 
 __all__ = ["SqliteStore"]
 
 
-class SqliteStore(SessionsMixin, VectorsMixin, FtsMixin, EntitiesMixin, TracesMixin, PortableMixin,
-                  LifecycleMixin, ArchiveMixin, GovernanceMixin):
+class SqliteStore(VectorsMixin, FtsMixin, SqlStore):
     """All persistence for one database file.
 
     Usage::
@@ -43,6 +36,8 @@ class SqliteStore(SessionsMixin, VectorsMixin, FtsMixin, EntitiesMixin, TracesMi
         store.get_entry("id", Scope(user_id="alice"))
     """
 
+    conns: Connections
+
     def __init__(self, path: Path, *, busy_timeout_ms: int = 30_000, synchronous: str = "NORMAL",
                  use_vec: bool = True, create: bool = True, vector_cache_bytes: int = VECTOR_CACHE_BYTES,
                  fts_cache: bool = True, vector_shortlist_above: int = VECTOR_SHORTLIST_ABOVE,
@@ -51,6 +46,7 @@ class SqliteStore(SessionsMixin, VectorsMixin, FtsMixin, EntitiesMixin, TracesMi
         self.create = create
         self.conns = Connections(path, busy_timeout_ms=busy_timeout_ms, synchronous=synchronous,
                                  use_vec=use_vec)
+        self.dialect = SqliteDialect()
         self._module = self.conns.module
         self.vector_cache_bytes = vector_cache_bytes
         self.vector_shortlist_above = vector_shortlist_above
@@ -62,6 +58,26 @@ class SqliteStore(SessionsMixin, VectorsMixin, FtsMixin, EntitiesMixin, TracesMi
         self._fts_seq = -1
         self._fts_now = ""
 
+    def _call(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Translate the sqlite errors a caller can act on; keep the cause."""
+        try:
+            return fn(self, *args, **kwargs)
+        except UnicodeEncodeError as exc:  # a lone surrogate in any bound string
+            raise InvalidArgument(f"{exc.object[:80]!r} contains lone surrogate code points and is not valid "
+                                  "Unicode - decode it with errors='replace' first") from exc
+        except OverflowError as exc:  # a Python int beyond SQLite's 64 bits
+            raise InvalidArgument(f"A number is too large for the database ({exc}) - pass it as a string") from exc
+        except self._module.Error as exc:
+            if is_locked_error(exc):
+                raise locked_error(self.path, exc) from exc
+            if isinstance(exc, self._module.IntegrityError) or "binding parameter" in str(exc):
+                raise InvalidArgument(f"Rejected by the database: {exc}") from exc
+            raise StorageError(f"SQLite error on {self.path}: {exc}", path=str(self.path)) from exc
+
+    def _export_error(self, exc: BaseException) -> BaseException | None:
+        if isinstance(exc, self._module.Error):
+            return InvalidArgument(f"Export failed reading {self.path}: {exc}")
+        return None
 
     def open(self) -> None:
         if str(self.path) != ":memory:" and not self.path.exists():
@@ -135,51 +151,6 @@ class SqliteStore(SessionsMixin, VectorsMixin, FtsMixin, EntitiesMixin, TracesMi
     @mapped
     def journal_mode(self) -> str:
         return str(self.conns.get().execute("PRAGMA journal_mode").fetchone()[0])
-
-    @mapped
-    def check_embedder(self, name: str, dim: int) -> None:
-        """Record the embedder on first use; refuse a different one later.
-
-        ``"none"`` (writes made without an embedder) is recorded only on a file that records
-        nothing yet, and a real embedder named later replaces it: the texts written before then
-        have no vectors until ``rebuild``, and ``verify`` says so.
-        """
-        with self.conns.write() as conn:
-            rows = dict(conn.execute(
-                "SELECT key, value FROM meta WHERE key IN ('embedding_model', 'embedding_dim')").fetchall())
-            if name == NO_EMBEDDER or not rows or rows.get("embedding_model") == NO_EMBEDDER:
-                if name != NO_EMBEDDER or not rows:
-                    conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-                                     [("embedding_model", name), ("embedding_dim", str(dim))])
-                return
-        if int(rows["embedding_dim"]) != dim:
-            raise EmbeddingMismatch(
-                f"Embedding dimension {dim} does not match this store ({rows['embedding_dim']}, model "
-                f"{rows['embedding_model']!r}) - open it with the embedder that created it, or pass a new path",
-                path=str(self.path))
-        if rows["embedding_model"] != name:
-            raise EmbeddingMismatch(
-                f"Embedder {name!r} differs from the one that wrote this store ({rows['embedding_model']!r}) - "
-                "open it with that embedder, or pass a new path", path=str(self.path))
-
-    @mapped
-    def meta(self) -> dict[str, str]:
-        with self.conns.read() as conn:
-            return dict(conn.execute("SELECT key, value FROM meta").fetchall())
-
-    @mapped
-    def stats(self) -> dict[str, int]:
-        """Row counts of the file: every entry (expired and superseded too), the live ones,
-        sessions, messages and stored vectors."""
-        with self.conns.read() as conn:
-            def one(sql: str) -> int:
-                return int(conn.execute(sql).fetchone()[0])
-
-            return {"entries": one("SELECT count(*) FROM entries"),
-                    "entries_valid": one("SELECT count(*) FROM entries WHERE invalid_at IS NULL"),
-                    "sessions": one("SELECT count(*) FROM sessions"),
-                    "messages": one("SELECT count(*) FROM messages"),
-                    "vectors": one("SELECT count(*) FROM embeddings")}
 
     def cache_stats(self) -> dict[str, int]:
         """What this process holds in RAM for searches: vector indexes (and their bytes) and FTS items."""

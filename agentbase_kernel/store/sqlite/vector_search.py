@@ -9,7 +9,6 @@ says pass: always exact.
 
 from __future__ import annotations
 
-import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
@@ -19,8 +18,9 @@ import numpy as np
 from ...errors import InvalidArgument, StorageError
 from ...records import Scope
 from ..base import EntryFilter
+from ..sql import SqlCore, mapped
 from ..vectors import VectorIndex, decode, encode, nearest, top_k_cosine
-from .core import SqliteCore, mapped, select_in
+from .connection import Connections
 
 __all__ = ["VECTOR_CACHE_BYTES", "VECTOR_SHORTLIST_ABOVE", "VectorsMixin"]
 
@@ -32,13 +32,13 @@ VECTOR_SHORTLIST_ABOVE = 50_000
 OVERFETCH_MAX = 4096
 
 
-class VectorsMixin(SqliteCore):
+class VectorsMixin(SqlCore):
     """``put_vectors`` / ``vectors_for`` by content hash, and ``vector_search`` within a filter."""
 
+    conns: Connections
     vector_cache_bytes: int
     vector_shortlist_above: int
     overfetch_max: int
-    _cache_lock: threading.RLock
     _vindex: OrderedDict[tuple[str | None, ...], VectorIndex]
 
     @property
@@ -51,24 +51,22 @@ class VectorsMixin(SqliteCore):
         return "sqlite-vec" if self.vec_enabled else "numpy"
 
     @mapped
-    def missing_vectors(self, hashes: Iterable[str]) -> set[str]:
-        wanted = set(hashes)
-        with self.conns.read() as conn:
-            have = {r[0] for r in select_in(conn, "SELECT content_hash FROM embeddings WHERE content_hash IN ({marks})",
-                                             wanted)}
-        return wanted - have
-
-    @mapped
     def vectors_for(self, hashes: Iterable[str]) -> dict[str, np.ndarray]:
         with self.conns.read() as conn:
-            rows = select_in(conn, "SELECT content_hash, vector FROM embeddings WHERE content_hash IN ({marks})", hashes)
-            return {h: decode(blob) for h, blob in rows}
+            rows = self.select_in(conn, "SELECT content_hash, vector FROM embeddings WHERE {in}", "content_hash", hashes)
+        return {h: decode(blob) for h, blob in rows}
 
     @mapped
     def put_vectors(self, items: Iterable[tuple[str, np.ndarray]]) -> None:
         with self.conns.write() as conn:
             conn.executemany("INSERT OR IGNORE INTO embeddings (content_hash, vector) VALUES (?, ?)",
                              [(h, encode(v)) for h, v in items])
+
+    def _vector_param(self, vector: np.ndarray) -> bytes:
+        return encode(vector)
+
+    def _vector_bytes(self, value: Any) -> bytes:
+        return bytes(value)
 
     @mapped
     def vector_search(self, query: np.ndarray, flt: EntryFilter, k: int, *, force_numpy: bool = False,
@@ -217,10 +215,3 @@ class VectorsMixin(SqliteCore):
             out.update(r[0] for r in conn.execute(
                 f"SELECT e.rid FROM entries e NOT INDEXED WHERE e.rid IN ({','.join('?' * len(part))}) AND {where}", [*part, *args]))
         return out
-
-    @mapped
-    def hashes_without_vector(self) -> list[tuple[str, str]]:
-        with self.conns.read() as conn:
-            return [(r[0], r[1]) for r in conn.execute(
-                "SELECT e.content_hash, min(e.l2_full) FROM entries e LEFT JOIN embeddings v "
-                "ON v.content_hash = e.content_hash WHERE v.content_hash IS NULL GROUP BY e.content_hash")]

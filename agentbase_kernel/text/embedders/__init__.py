@@ -14,7 +14,8 @@ Class hierarchy::
         └── OllamaEmbedder           POST {base_url}/api/embed
 
 ``get_embedder(spec)`` turns a config string into one of these; ``default_embedder()`` is the best
-one installed here, or ``None`` (agentbase then runs on full-text search and NER alone).
+one installed here, or ``None`` (agentbase then runs on full-text search and NER alone, and
+``no_embedder_reason`` warns once and says why in ``Kernel.info()``).
 """
 
 from .backends import FastEmbedEmbedder, SentenceTransformerEmbedder
@@ -22,7 +23,7 @@ from .base import MINILM_INT8_NAME, MINILM_NAME, Embedder, bundled_minilm_path
 from .breaker import CircuitBreaker
 from .onnx import OnnxEmbedder
 from .packaged import PackagedMiniLMEmbedder
-from .registry import default_embedder, get_embedder
+from .registry import default_embedder, get_embedder, no_embedder_reason
 from .remote import OllamaEmbedder, OpenAICompatibleEmbedder, RemoteEmbedder, TEIEmbedder
 
 __all__ = [
@@ -41,4 +42,5 @@ __all__ = [
     "bundled_minilm_path",
     "default_embedder",
     "get_embedder",
+    "no_embedder_reason",
 ]

@@ -1,6 +1,6 @@
 """A circuit breaker for a remote embedder: stop calling an endpoint that keeps failing.
 
-States (issue 22, item 9)::
+States (docs/lifecycle.md, "Fail-open remote embedders")::
 
     closed ──(failure_threshold failures in a row)──> open
     open ──(cooldown_seconds later, on the next call)──> half_open: one trial call goes out

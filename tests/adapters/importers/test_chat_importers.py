@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agentbase_adapters.importers import chat_history_records, import_from
-from agentbase_kernel import AgentBase, InvalidArgument
+from agentbase_kernel import AgentBase, ImportConflict, InvalidArgument
 from tests.conftest import HashEmbedder
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore:.*sunset.*")
@@ -158,4 +158,10 @@ def test_llamaindex_sqlalchemy_chat_store(db: AgentBase, tmp_path: Path) -> None
         assert ours.get_messages(key) == theirs
     hit = db.sync.find("when is the dentist", user_id="erin")[0]
     assert "dentist" in hit.entry.l2_full and hit.entry.created_at.year >= 2024
-    assert import_from(db.sync, "llamaindex-sql", url, table="memory")["by_type"]["chat_message"]["inserted"] == 0
+    again = import_from(db.sync, "llamaindex-sql", url, table="memory", user_id="erin")
+    assert again["by_type"]["chat_message"]["inserted"] == 0
+    # the same chats for no user: erin's sessions are hers, so each is a conflict, never a merge
+    with pytest.raises(ImportConflict, match="session 'erin' exists in another scope"):
+        import_from(db.sync, "llamaindex-sql", url, table="memory")
+    skipped = import_from(db.sync, "llamaindex-sql", url, table="memory", on_conflict="skip")
+    assert skipped["by_type"]["chat_message"]["inserted"] == 0 and skipped["conflicts_total"] == 2

@@ -36,6 +36,7 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-ne
 VIEWS = [
     ("overview", "/", "table.counts tr td.num"),
     ("timeline", "/timeline", "svg.chart .mark"),
+    ("timeline-day", "/timeline?span=day", "svg.chart .mark"),
     ("heatmap", "/heatmap", "svg.chart .mark"),
     ("sunburst", "/sunburst", "svg.chart .mark"),
     ("freshness", "/freshness", "svg.chart .mark"),

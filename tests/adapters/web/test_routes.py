@@ -55,7 +55,9 @@ def test_timeline_and_heatmap_count_every_entry(client, kernel):
     total = kernel.count(include_invalid=True, include_expired=True)
     timeline = client.get("/timeline").text
     assert sum(_values(timeline)) == total and f'id="total">{total}<' in timeline
-    assert "<title>2026-03-02 memory: 1</title>" in timeline  # the first backdated note
+    # 279 days, a third of them today: auto shows all of it, per week (the first week: two notes, one resource)
+    assert "everything (chosen from the data" in timeline and "per week" in timeline
+    assert "<title>2026-03-02 memory: 2</title>" in timeline and "<title>2026-03-02 resource: 1</title>" in timeline
     heat = client.get("/heatmap").text
     assert sum(_values(heat)) == total
     assert re.search(r'data-value="(\d+)"><title>Mon 09:00 UTC: \1</title>', heat)
@@ -79,7 +81,9 @@ def test_tag_cloud_links_to_the_browser(client):
     html = client.get("/tags").text
     assert re.search(r'href="/memories\?tag=travel" data-value="1"', html)
     assert re.search(r'href="/memories\?tag=work" data-value="20"', html)
-    assert 'class="tag ner"' in html
+    users, entities = html.split('id="entity-tags"')
+    assert "ner_" not in users.split('id="user-tags"')[1]  # entities have their own cloud
+    assert re.search(r'href="/memories\?tag=ner_carol" data-value="\d+"[^>]*>carol<', entities)
 
 
 def test_activity_feed_shows_updates_supersessions_and_actors(client, kernel):
@@ -250,10 +254,51 @@ def test_every_page_refuses_framing_and_scripts(copy_kernel):
     assert _framing_refused(client.get("/", headers={"Host": "evil.example:8080"}))  # a refusal of the guard
 
 
+def _store_raw(location, entry_id: str) -> None:
+    """Write values the API refuses straight into a row, as an import before the checks could."""
+    values = {"tags": '[{"a": 1}, 5, "travel"]', "metadata": "[1, 2]", "event_dates": '{"x": 1}', "flags": '"flag"'}
+    if isinstance(location, str):  # PostgreSQL: jsonb columns, and float8 takes Infinity
+        import psycopg
+
+        with psycopg.connect(location) as pg:
+            pg.execute("UPDATE entries SET tags = %s::jsonb, metadata = %s::jsonb, event_dates = %s::jsonb, "
+                       "flags = %s::jsonb, importance = 'Infinity', confidence = 'NaN', trust = '-Infinity' "
+                       "WHERE id = %s", (*values.values(), entry_id))
+        return
+    from tests.reliability._inputs import raw_connect
+
+    conn = raw_connect(location)
+    try:
+        conn.execute("UPDATE entries SET tags = ?, metadata = ?, event_dates = ?, flags = ?, importance = 9e999, "
+                     "confidence = -9e999, trust = 9e999 WHERE id = ?",
+                     (*values.values(), entry_id))
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def test_stored_values_the_api_refuses_never_break_a_page(dashboard_file, copy_db_location):
+    """Rows an older import stored unchecked (tags of objects, metadata that is a list, importance
+    Infinity, confidence NaN) are shown as well as they can be: never a 500."""
+    path, ids = dashboard_file
+    location = copy_db_location(path)
+    _store_raw(location, ids["minimal"])
+    with Kernel(location, embedder=HashEmbedder(), ner="regex", create=False) as kernel:
+        client = _client(kernel)
+        for path_ in [href for href, _, _ in VIEWS] + [f"/memories/{ids['minimal']}", "/memories?tag=travel",
+                                                       "/memories?q=window+seats"]:
+            r = client.get(path_)
+            assert r.status_code == 200, (path_, r.status_code, r.text[-500:])
+        entry = kernel.get(ids["minimal"])
+        assert entry.tags == ["travel"] and entry.metadata == {} and entry.event_dates == [] and entry.flags == []
+        assert 0 <= entry.importance <= 1 and 0 <= entry.confidence <= 1 and 0 <= entry.trust <= 1
+
+
 def test_serve_and_main_refuse_bad_arguments(tmp_path, capsys):
     with pytest.raises(InvalidArgument, match="without an API key"):
         serve(tmp_path / "x.db", host="0.0.0.0")
-    assert main([]) == 2 and "usage: agentbase-web DB" in capsys.readouterr().err
+    assert main(["a.db", "1", "extra"]) == 2 and "usage: agentbase-web [DB [PORT]]" in capsys.readouterr().err
+    assert main([]) == 2 and f"no such file: {tmp_path / 'default.db'}" in capsys.readouterr().err  # $AGENTBASE_PATH
     assert main([str(tmp_path / "missing.db"), "8080"]) == 2 and "no such file" in capsys.readouterr().err
     assert main([str(tmp_path / "missing.db"), "port"]) == 2 and "PORT must be a number" in capsys.readouterr().err
 
