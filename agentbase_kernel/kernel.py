@@ -480,14 +480,14 @@ class Kernel:
              metadata: dict[str, Any] | None = None, reference_time: datetime | None = None,
              token_budget: int | None = None, strategy: str = "auto", include_expired: bool = False,
              config: Any = None, reinforce: bool | None = None, min_trust: float | None = None,
-             trust_weight: float = 0.0) -> FindResult:
+             trust_weight: float = 0.0, min_score: float | None = None) -> FindResult:
         """``scope(...).find``: hybrid retrieval (FTS5 + vectors + NER + intents), best first, with a
         trace. ``ScopedMemory.find`` says what each option does."""
         return self.scope(user_id=user_id, agent_id=agent_id, project_id=project_id, session_id=session_id) \
             .find(query, top_k=top_k, context_type=context_type, category=category, tags=tags, role=role,
                   since=since, until=until, as_of=as_of, metadata=metadata, reference_time=reference_time,
                   token_budget=token_budget, strategy=strategy, include_expired=include_expired, config=config,
-                  reinforce=reinforce, min_trust=min_trust, trust_weight=trust_weight)
+                  reinforce=reinforce, min_trust=min_trust, trust_weight=trust_weight, min_score=min_score)
 
     def _embed_before_find(self, flt: EntryFilter, config: RetrievalConfig | None) -> int:
         """Read-your-writes for vectors: embed the searched scope's queued texts (up to

@@ -11,6 +11,8 @@ question's words) per conversation.
 
     python -m benchmarks.ranker_data ingest DIR [SET ...]   # one kernel file per set
     python -m benchmarks.ranker_data dump DIR [SET ...]     # DIR/<set>.cands.pkl
+    python -m benchmarks.ranker_data variants DIR [SET ...] --variants default,no_slots   # DIR/<set>.<variant>.json
+    python -m benchmarks.judge_rules DIR                    # each variant judged leave-one-set-out
 """
 
 from __future__ import annotations
@@ -170,6 +172,19 @@ def kernel_rankings(kernel: Any, data: list[dict[str, Any]], retrieval: Any = No
     return ranked, scores, ms
 
 
+# each hand rule of the default switched off (``variants``): the rule's leave-one-set-out judgement
+VARIANTS: dict[str, dict[str, Any]] = {
+    "default": {},
+    "no_slots": {"latest_slots": False},
+    "no_change": {"latest_change_relevance": 0.7, "latest_slot_change_relevance": 0.7},
+    "no_quota": {"dense_quota": 0},
+    "no_speaker": {"ner_speaker": 1.0},
+    "no_dates": {"date_event_boost": 1.0, "date_said_boost": 1.0},
+    "no_self": {"self_boost": 1.0},
+    "ranker": {"ranker": True},
+}
+
+
 def score(items: list[tuple[dict[str, Any], set[str], list[list[str]]]]) -> dict[str, dict[str, float]]:
     """hit@k / recall@k overall, per category and per kind (``items``: (question row, evidence, ranking))."""
     groups: dict[str, dict[str, list[float]]] = {}
@@ -186,11 +201,13 @@ def score(items: list[tuple[dict[str, Any], set[str], list[list[str]]]]) -> dict
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=["ingest", "dump", "baselines", "kernel"])
+    parser.add_argument("command", choices=["ingest", "dump", "baselines", "kernel", "variants"])
     parser.add_argument("dir")
     parser.add_argument("sets", nargs="*", default=list(SETS))
     parser.add_argument("--pool", type=int, default=POOL)
     parser.add_argument("--label", default="default", help="kernel: the name of this run's rankings file")
+    parser.add_argument("--variants", default=",".join(VARIANTS),
+                        help="variants: which config variants to run (DIR/<set>.<variant>.json; existing files kept)")
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from agentbase_kernel import Kernel
@@ -214,6 +231,16 @@ def main(argv: list[str] | None = None) -> int:
                 plain = plain_rankings(kernel, data)
                 (folder / f"{name}.plain.json").write_text(json.dumps(plain))
                 print(f"{name}: plain baselines in {time.perf_counter() - t0:.0f} s", flush=True)
+            elif args.command == "variants":
+                for variant in args.variants.split(","):
+                    path = folder / f"{name}.{variant}.json"
+                    if path.exists():
+                        continue
+                    t1 = time.perf_counter()
+                    ranked, scores, ms = kernel_rankings(kernel, data, replace(kernel.config.retrieval,
+                                                                               **VARIANTS[variant]))
+                    path.write_text(json.dumps({"ranked": ranked, "scores": scores, "ms": ms}))
+                    print(f"{name} {variant}: {time.perf_counter() - t1:.0f} s", flush=True)
             else:
                 ranked, scores, ms = kernel_rankings(kernel, data)
                 (folder / f"{name}.{args.label}.json").write_text(json.dumps({"ranked": ranked, "scores": scores,
