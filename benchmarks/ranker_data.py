@@ -13,6 +13,7 @@ question's words) per conversation.
     python -m benchmarks.ranker_data dump DIR [SET ...]     # DIR/<set>.cands.pkl
     python -m benchmarks.ranker_data variants DIR [SET ...] --variants default,no_slots   # DIR/<set>.<variant>.json
     python -m benchmarks.judge_rules DIR                    # each variant judged leave-one-set-out
+    python -m benchmarks.ranker_data foreign DIR [SET ...]  # questions asked in another conversation (no answer)
 """
 
 from __future__ import annotations
@@ -155,6 +156,43 @@ def plain_rankings(kernel: Any, data: list[dict[str, Any]], k: int = 20) -> dict
     return out
 
 
+def foreign(kernel: Any, data: list[dict[str, Any]], per_set: int = 120, k: int = 20) -> list[dict[str, Any]]:
+    """Questions asked in another conversation's scope (the next one's): what a question with no answer
+    in the scope looks like to the calibration (every hit is a miss), about ``per_set`` questions spread
+    over the conversations. Per question: the default's
+    fused scores (uncalibrated) of its best ``k`` and the question's best cosine, best BM25, unseen
+    and lacked word shares."""
+    from agentbase_kernel.records import Scope
+    from agentbase_kernel.retrieve.query import parse_query
+    from agentbase_kernel.retrieve.steps import STEPS, Search, VectorCache
+    from agentbase_kernel.store.base import EntryFilter
+
+    r = kernel.retriever
+    cfg = replace(kernel.config.retrieval, calibrated_scores=False, record_traces=False)
+    refs = reference_times(data)
+    samples = [conv["sample_id"] for conv in data]
+    if len(samples) < 2:
+        return []
+    per_conversation = max(1, per_set // len(samples))
+    out = []
+    for i, conv in enumerate(data):
+        other = samples[(i + 1) % len(samples)]
+        asked = [q for q in conv["qa"] if q.get("category") in (1, 2, 3, 4)][:per_conversation]
+        for qa in asked:
+            q = parse_query(str(qa["question"]), top_k=k, flt=EntryFilter(scope=Scope(user_id=other)),
+                            reference_time=refs[other], token_budget=None, strategy="auto", cfg=cfg)
+            s = Search(vectors=VectorCache(r.store))
+            for _, step in STEPS:
+                step(r, q, s)
+            n_terms = len(q.worded)
+            out.append({"scores": [h.score for h in s.hits[:k]],
+                        "top_cosine": max(s.similarity.values(), default=0.0),
+                        "top_bm25": max(s.bm25.values(), default=0.0),
+                        "unseen_share": len(s.unseen) / n_terms if n_terms else 0.0,
+                        "lacked_share": s.lacked_share})
+    return out
+
+
 def kernel_rankings(kernel: Any, data: list[dict[str, Any]], retrieval: Any = None,
                     k: int = 20) -> tuple[list[list[list[str]]], list[list[float]], list[float]]:
     """The kernel's own ``find`` (its rankings, scores and milliseconds per question)."""
@@ -201,7 +239,7 @@ def score(items: list[tuple[dict[str, Any], set[str], list[list[str]]]]) -> dict
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=["ingest", "dump", "baselines", "kernel", "variants"])
+    parser.add_argument("command", choices=["ingest", "dump", "baselines", "kernel", "variants", "foreign"])
     parser.add_argument("dir")
     parser.add_argument("sets", nargs="*", default=list(SETS))
     parser.add_argument("--pool", type=int, default=POOL)
@@ -231,6 +269,11 @@ def main(argv: list[str] | None = None) -> int:
                 plain = plain_rankings(kernel, data)
                 (folder / f"{name}.plain.json").write_text(json.dumps(plain))
                 print(f"{name}: plain baselines in {time.perf_counter() - t0:.0f} s", flush=True)
+            elif args.command == "foreign":
+                rows = foreign(kernel, data)
+                (folder / f"{name}.foreign.json").write_text(json.dumps(rows))
+                print(f"{name}: {len(rows)} questions in another conversation in {time.perf_counter() - t0:.0f} s",
+                      flush=True)
             elif args.command == "variants":
                 for variant in args.variants.split(","):
                     path = folder / f"{name}.{variant}.json"

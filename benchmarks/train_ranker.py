@@ -60,6 +60,7 @@ class SetData:
     bounds: list[tuple[int, int]]  # each question's slice of X
     old: dict[str, Any] = field(default_factory=dict)
     plain: dict[str, Any] = field(default_factory=dict)
+    foreign: list[dict[str, Any]] = field(default_factory=list)  # questions asked in another conversation
 
     def training_rows(self, hard: int = 40, easy: int = 20, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
         """Rows to train on and their weights: every relevant candidate, and per question the ``hard``
@@ -117,7 +118,7 @@ def load_set(cache: Path, name: str, pool: int | None = None) -> SetData:
         at += len(X)
         kept_rows.append(row | {"rids": rids, "dias": dias, "neighbours": nb})
     data = SetData(name, kept_rows, np.vstack(blocks), np.concatenate(labels), bounds)
-    for label, attr in (("old", "old"), ("plain", "plain")):
+    for label, attr in (("old", "old"), ("plain", "plain"), ("foreign", "foreign")):
         path = cache / f"{name}.{label}.json"
         if path.exists():
             setattr(data, attr, json.loads(path.read_text()))
@@ -211,8 +212,28 @@ def calibration_rows(data: SetData, k: int = HEAD) -> tuple[np.ndarray, np.ndarr
 SIGNS = (1, 1, 1, -1, -1, -1)  # fused, top cosine, top BM25 (log), unseen share, lacked share, rank (log)
 
 
+def foreign_rows(data: SetData, k: int = HEAD) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The same inputs for questions asked in another conversation's scope: every hit is a miss."""
+    xs, ws = [], []
+    for row in data.foreign:
+        n = min(k, len(row["scores"]))
+        for rank, fused in enumerate(row["scores"][:n]):
+            xs.append([fused, row["top_cosine"], np.log1p(max(row["top_bm25"], 0.0)), row["unseen_share"],
+                       row["lacked_share"], np.log1p(rank)])
+            ws.append(1.0 / (n * len(data.foreign)))
+    return np.array(xs, dtype=np.float64).reshape(-1, len(SIGNS)), np.zeros(len(xs), dtype=np.int8), np.array(ws)
+
+
+# the share of all training weight on questions with no answer in the scope (one set's worth in seven)
+FOREIGN_SHARE = 1 / 7
+
+
 def fit_calibration(sets: list[SetData], l2: float = 1e-3) -> tuple[np.ndarray, float]:
-    """Weighted logistic regression with each weight's sign fixed by ``SIGNS`` (L-BFGS-B bounds)."""
+    """Weighted logistic regression with each weight's sign fixed by ``SIGNS`` (L-BFGS-B bounds).
+
+    Each set's answerable questions weigh the same; the questions asked in another conversation
+    (``ranker_data foreign``), when there are any, weigh ``FOREIGN_SHARE`` of the whole.
+    """
     from scipy.optimize import minimize
 
     parts = [calibration_rows(d) for d in sets]
@@ -220,6 +241,12 @@ def fit_calibration(sets: list[SetData], l2: float = 1e-3) -> tuple[np.ndarray, 
     y = np.concatenate([p[1] for p in parts]).astype(np.float64)
     w = np.concatenate([p[2] / len(sets) for p in parts])
     w /= w.sum()
+    negatives = [foreign_rows(d) for d in sets if d.foreign]
+    if negatives:
+        X = np.vstack([X, *(n[0] for n in negatives)])
+        y = np.concatenate([y, *(n[1] for n in negatives)])
+        nw = np.concatenate([n[2] / len(negatives) for n in negatives])
+        w = np.concatenate([w * (1 - FOREIGN_SHARE), nw / nw.sum() * FOREIGN_SHARE])
     Xb = np.hstack([X, np.ones((len(X), 1))])
 
     def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
@@ -289,6 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sets", nargs="*", default=list(SETS))
     parser.add_argument("--pool", type=int, default=None, help="keep candidates within this rank of either leg")
     parser.add_argument("--loso-only", action="store_true", help="tables only; write no weights")
+    parser.add_argument("--calibration-only", action="store_true", help="write calibration.json, not ranker.json")
     parser.add_argument("--report", help="also write the markdown tables to this file")
     parser.add_argument("--out", default=str(WEIGHTS))
     parser.add_argument("--calibration-out", default=str(CALIBRATION))
@@ -357,6 +385,18 @@ def main(argv: list[str] | None = None) -> int:
         seen.append(y)
     md += reliability_md("Default ranking, calibrated score (leave-one-set-out), each question's best 10",
                          reliability(np.concatenate(pred), np.concatenate(seen)))
+    tops = []
+    for d in with_old:
+        if d.foreign:
+            w, bias = fit_calibration([o for o in with_old if o is not d])
+            answered = calibration_rows(d, 1)[0]
+            unanswered = foreign_rows(d, 1)[0]
+            tops.append(f"| {d.name} | {float(sigmoid(answered @ w + bias).mean()):.3f} "
+                        f"| {float(sigmoid(unanswered @ w + bias).mean()):.3f} |")
+    if tops:
+        md += ["Mean calibrated score of the top hit (leave-one-set-out): the set's own questions vs the same "
+               "kind of questions asked in another conversation (no answer in the scope)", "",
+               "| set | own questions | asked in another conversation |", "|---|---:|---:|", *tops, ""]
     cal_w, cal_b = fit_calibration(with_old)
     md.append(f"Calibration weights ({', '.join(CALIBRATION_INPUTS)}): "
               + ", ".join(f"{x:.3f}" for x in cal_w) + f"; bias {cal_b:.3f}. Ranker Platt: a={a:.4f}, b={b:.4f}.")
@@ -370,6 +410,9 @@ def main(argv: list[str] | None = None) -> int:
     Path(args.calibration_out).write_text(json.dumps({
         "inputs": list(CALIBRATION_INPUTS), "weights": [round(float(x), 6) for x in cal_w], "bias": round(cal_b, 6),
         "meta": stamp}, indent=1) + "\n")
+    if args.calibration_only:
+        print(f"wrote {args.calibration_out}")
+        return 0
     model = fit(sets)
     export(model, a, b, list(FEATURES), Path(args.out), stamp | {"params": PARAMS, "passes_loso": passed == len(sets)})
     print(f"wrote {args.calibration_out} and {args.out} ({Path(args.out).stat().st_size / 1024:.0f} KiB)")
