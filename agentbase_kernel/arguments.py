@@ -13,7 +13,6 @@ from datetime import date, datetime, timezone
 from typing import Any
 
 from .errors import InvalidArgument, ScopeError
-from .ingest.pipeline import validate_text
 from .records import ContextType, Scope, Session
 from .rules.importance import check_importance
 from .rules.trust import check_trust
@@ -21,7 +20,21 @@ from .store.filters import CheckedFilter, check_metadata_filter
 
 __all__ = ["MAX_JSON_DEPTH", "check_id", "confidence", "count", "entity_names", "entry_id", "ids", "json_value", "limit", "memory_item",
            "message_item", "metadata", "metadata_filter", "optional_str", "require_scope", "scope_of", "speaker", "tags",
-           "when"]
+           "validate_text", "when"]
+
+
+def validate_text(text: Any, what: str = "text") -> str:
+    """A text to store: a str with something in it, valid Unicode; checked here, once, for ingest."""
+    if not isinstance(text, str):
+        raise InvalidArgument(f"{what} must be a str, got {type(text).__name__}")
+    if not text.strip():
+        raise InvalidArgument(f"{what} is empty - pass some text to store")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidArgument(f"{what} contains lone surrogate code points and is not valid Unicode - "
+                              "decode it with errors='replace' first") from None
+    return text
 
 
 def check_id(name: str, value: Any) -> str | None:

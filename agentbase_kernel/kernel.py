@@ -683,6 +683,38 @@ class Kernel:
                                   dry_run=bool(dry_run), progress=progress, embed_progress=embed_progress,
                                   on_conflict=on_conflict, scope=forced, allow_truncated=bool(allow_truncated))
 
+    # -- the Markdown mirror (agentbase_kernel/markdown.py, docs/markdown.md) -------------------
+    def export_markdown(self, directory: str | os.PathLike[str], *, user_id: str | None = None,
+                        agent_id: str | None = None, project_id: str | None = None, session_id: str | None = None,
+                        force: bool = False) -> dict[str, Any]:
+        """Write the live memories (one Markdown file each, one folder per scope) and sessions (one
+        file each) of a scope into ``directory``, with the manifest ``sync_markdown`` compares against.
+
+        Raises:
+            InvalidArgument: ``directory`` holds edits not synced yet (unless ``force``), or is a file.
+        """
+        from .markdown import export_markdown
+
+        scope = check.scope_of(user_id, agent_id, project_id, session_id)
+        self._gate.check("read", scope, "export_markdown", whole=True)
+        return export_markdown(self, directory, scope, force=bool(force))
+
+    def sync_markdown(self, directory: str | os.PathLike[str]) -> dict[str, Any]:
+        """Bring a person's edits, new files and deletions in a Markdown mirror back through ingest
+        (``source`` / actor ``human_edited``, audited); a change on both sides is reported in
+        ``conflicts`` and neither side is overwritten. Then the files are rewritten as an export
+        would write them. Returns ``{added, updated, deleted, conflicts, ignored}``."""
+        from .markdown import sync_markdown
+
+        return sync_markdown(self, directory)
+
+    def rebuild_from_markdown(self, directory: str | os.PathLike[str]) -> dict[str, Any]:
+        """Write a Markdown mirror's memories and sessions into this database through the import path
+        (ids, scopes and times kept); returns the import summary."""
+        from .markdown import rebuild_from_markdown
+
+        return rebuild_from_markdown(self, directory)
+
     # -- reinforcement, capacity, archival, consolidation (docs/lifecycle.md) ---------------------
     def _with_access(self, entries: builtins.list[Entry]) -> builtins.list[Entry]:
         # read-your-writes: the counts include this process's reinforcement still queued for the flush
@@ -935,6 +967,9 @@ class AgentBase:
     wait_embedded = in_thread(Kernel.wait_embedded)
     export = in_thread(Kernel.export)
     import_ = in_thread(Kernel.import_)
+    export_markdown = in_thread(Kernel.export_markdown)
+    sync_markdown = in_thread(Kernel.sync_markdown)
+    rebuild_from_markdown = in_thread(Kernel.rebuild_from_markdown)
     flush_lifecycle = in_thread(Kernel.flush_lifecycle)
     audit = in_thread(Kernel.audit)
     prefetch = in_thread(Kernel.prefetch)

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 from . import arguments as check
 from .config import RetrievalConfig
 from .errors import InvalidArgument, ScopeError
-from .ingest.pipeline import validate_text
 from .lifecycle.audit import AuditEvent
 from .lifecycle.capacity import effective_capacity, enforce
 from .lifecycle.consolidate import Consolidation
@@ -147,7 +146,7 @@ class ScopedMemory:
         entry_id = check.entry_id(entry_id)
         changes: dict[str, Any] = {}
         if text is not None:
-            text = validate_text(text)
+            text = check.validate_text(text)
         if metadata is not None:
             changes["metadata"] = check.metadata(metadata)
         new_tags = check.tags(tags) if tags is not None else None

@@ -178,13 +178,13 @@ def content(message: Any) -> str | None:
     return None
 
 
-def search_query(query: Any, threshold: Any, top_k: Any) -> str:
+def search_query(query: Any, threshold: Any) -> str:
+    """The query, trimmed, and the threshold checked (``top_k`` is ``read_scope``'s, checked once there)."""
     if threshold is not None:
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
             raise InvalidArgument(f"threshold must be a number in [0, 1], not {threshold!r}")
         if not 0 <= threshold <= 1:
             raise InvalidArgument(f"Invalid threshold {threshold}: it must be between 0 and 1 (inclusive)")
-    check_top_k(top_k)
     if not isinstance(query, str) or not query.strip():
         raise InvalidArgument("Invalid query: pass a non-empty string")
     return query.strip()

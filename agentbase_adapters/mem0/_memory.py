@@ -267,7 +267,7 @@ class Mem0Adapter:
         Raises:
             ValueError: Empty query, no scope id, a bad ``threshold``/``top_k`` or filter.
         """
-        text = search_query(query, threshold, top_k if top_k is not None else 20)
+        text = search_query(query, threshold)
         scope, rest, size = read_scope("search", filters, top_k, kwargs)
         if size == 0:
             return {"results": []}

@@ -143,6 +143,11 @@ class EntryStore(Transactional, Protocol):
 
     def get_entries(self, entry_ids: Iterable[str]) -> dict[str, Entry]: ...
 
+    def live_duplicates(self, keys: Iterable[tuple[Scope, str]]) -> dict[tuple[Scope, str], Entry]:
+        """For each ``(scope, content_hash)``, the live entry an ``insert_entry`` of that text (with
+        dedup) would return as its duplicate, when there is one: how ingest skips analysing a text
+        the scope already holds."""
+
     def update_entry(self, entry_id: str, scope: Scope, changes: dict[str, Any], *,
                      actor: str | None = None) -> Entry:
         """Apply column changes (keys of ``EntryRow``); an UPDATE history event when ``l2_full``

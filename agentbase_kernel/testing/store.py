@@ -115,6 +115,25 @@ class StoreContractTests(ABC):
         assert kept_inserted and kept.id != first.id
         assert store.count_entries(EntryFilter(scope=Scope(user_id="u"))) == 2
 
+    def test_live_duplicates_are_what_an_insert_would_return(self, store: Store) -> None:
+        def key(text: str, user: str) -> tuple[Scope, str]:
+            return Scope(user_id=user), hashlib.md5(text.encode()).hexdigest()
+
+        tea, _ = store.insert_entry(row("tea", user_id="u"))
+        store.insert_entry(row("tea", user_id="v", agent_id="a"))
+        store.insert_entry(row("coffee", user_id="u", dedup=False))  # kept apart: no duplicate of anything
+        old, _ = store.insert_entry(row("old news", user_id="u"))
+        store.supersede(old.id, tea.id, T0)
+        archived, _ = store.insert_entry(row("filed away", user_id="u"))
+        store.archive_entries([archived.id], reason="test")
+        found = store.live_duplicates([key("tea", "u"), key("coffee", "u"), key("old news", "u"), key("tea", "w"),
+                                       key("filed away", "u"), key("tea", "u")])
+        assert {k: e.id for k, e in found.items()} == {key("tea", "u"): tea.id, key("filed away", "u"): archived.id}
+        assert found[key("filed away", "u")].archived_at is not None
+        assert store.live_duplicates([]) == {}
+        again, inserted = store.insert_entry(row("tea", user_id="u"))
+        assert not inserted and again.id == found[key("tea", "u")].id
+
     def test_an_id_that_exists_is_invalid(self, store: Store) -> None:
         store.insert_entry(row("one", id="fixed"))
         with pytest.raises(InvalidArgument):

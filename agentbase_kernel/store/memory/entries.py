@@ -52,6 +52,15 @@ class EntriesMixin(MemoryBase):
         with self._lock:
             return {i: self._entry(self.tables.entries[i]) for i in dict.fromkeys(entry_ids) if i in self.tables.entries}
 
+    def live_duplicates(self, keys: Iterable[tuple[Scope, str]]) -> dict[tuple[Scope, str], Entry]:
+        with self._lock:
+            out = {}
+            for scope, content_hash in dict.fromkeys(keys):
+                row = self._live_duplicate(scope_key(scope), content_hash)
+                if row is not None:
+                    out[scope, content_hash] = self._entry(row)
+            return out
+
     def list_entries(self, flt: EntryFilter, *, limit: int | None = 100, offset: int = 0,
                      order: str = "asc") -> list[Entry]:
         with self._lock:

@@ -323,8 +323,8 @@ def m007_importance_archive(conn: Any) -> None:
 
 
 def m008_governance(conn: Any) -> None:
-    """Provenance and trust on every entry, per-scope permission policies, and conflicts (issue 22
-    items 5, 6, 8; ``store/sqlite/governance.py``, docs/lifecycle.md).
+    """Provenance and trust on every entry, per-scope permission policies, and conflicts
+    (``store/sql/governance.py``, docs/lifecycle.md).
 
     Existing entries get the trust their role implies (``rules/trust.py``); the audit switch is
     off while they are stamped, so the migration writes no audit row per entry. Idempotent: a file
