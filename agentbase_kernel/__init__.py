@@ -30,7 +30,9 @@ from .errors import (
     SchemaTooNew,
     ScopeError,
     SessionNotFound,
+    SkillNotFound,
     StorageError,
+    WrongType,
 )
 from .governance import AsyncGovernance, Governance
 from .ingest.streams import speaker_prefix
@@ -48,6 +50,8 @@ from .records import (
     Scope,
     ScopeLevel,
     Session,
+    Skill,
+    SkillWarning,
     Trace,
     TraceStep,
 )
@@ -55,6 +59,7 @@ from .rules.conflicts import Conflict
 from .rules.permissions import Policy
 from .scoped import AsyncScopedMemory, ScopedMemory
 from .sessions import AsyncSessions, Sessions
+from .skills import AsyncSkills, Skills
 from .store.postgres.url import is_postgres_url, redact_url
 from .text.embedders import Embedder, OpenAICompatibleEmbedder, get_embedder
 from .threads import in_thread, on_calling_loop
@@ -71,6 +76,7 @@ __all__ = [
     "AsyncGovernance",
     "AsyncScopedMemory",
     "AsyncSessions",
+    "AsyncSkills",
     "AuditEvent",
     "ClosedError",
     "Config",
@@ -112,9 +118,14 @@ __all__ = [
     "Session",
     "SessionNotFound",
     "Sessions",
+    "Skill",
+    "SkillNotFound",
+    "SkillWarning",
+    "Skills",
     "StorageError",
     "Trace",
     "TraceStep",
+    "WrongType",
     "get_embedder",
     "in_thread",
     "is_postgres_url",

@@ -7,8 +7,10 @@ reaches a caller. Each class also subclasses the builtin that callers already ca
     ├── NotFoundError (KeyError)
     │   ├── EntryNotFound
     │   ├── SessionNotFound
-    │   └── MessageNotFound
+    │   ├── MessageNotFound
+    │   └── SkillNotFound
     ├── InvalidArgument (ValueError)
+    │   ├── WrongType (TypeError too)
     │   ├── ScopeError
     │   ├── DuplicateEntry
     │   ├── ImportConflict
@@ -48,7 +50,9 @@ __all__ = [
     "SchemaTooNew",
     "ScopeError",
     "SessionNotFound",
+    "SkillNotFound",
     "StorageError",
+    "WrongType",
 ]
 
 
@@ -89,6 +93,17 @@ class MessageNotFound(NotFoundError):
         self.session_id = session_id
 
 
+class SkillNotFound(NotFoundError):
+    """No skill with this name (or version) in the given scope."""
+
+    def __init__(self, name: str, version: int | None = None) -> None:
+        which = f" version {version}" if version is not None else ""
+        super().__init__(f"No skill {name!r}{which} in this scope - add_skill creates it; list_skills shows "
+                         "the names a scope has")
+        self.name = name
+        self.version = version
+
+
 class InvalidArgument(AgentBaseError, ValueError):
     """An argument has the wrong type or value; ``param`` names it when known."""
 
@@ -96,6 +111,10 @@ class InvalidArgument(AgentBaseError, ValueError):
         super().__init__(message)
         self.param = param
         self.code = code
+
+
+class WrongType(InvalidArgument, TypeError):
+    """An argument of the wrong type: also a ``TypeError``, which Python and the frameworks raise there."""
 
 
 class ScopeError(InvalidArgument):

@@ -13,8 +13,9 @@ __all__ = ["AUDIT_KINDS", "AuditEvent", "check_kinds"]
 
 #: what the log records: entry writes (ingest, import), updates, supersessions, deletes, archivals
 #: and restores (capacity, consolidation, ``archive`` / ``restore``), reads (``lifecycle.audit_reads``),
-#: permission denials, policy changes and conflict resolutions
-AUDIT_KINDS = ("write", "update", "supersede", "delete", "archive", "restore", "read", "denied", "policy", "resolve")
+#: permission denials, policy changes, conflict resolutions and skill changes (add, update, promote, verify)
+AUDIT_KINDS = ("write", "update", "supersede", "delete", "archive", "restore", "read", "denied", "policy", "resolve",
+               "skill")
 
 
 @dataclass

@@ -59,6 +59,8 @@ class Tables:
     policies: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # (agent, scope key) -> row
     policy_list: list[dict[str, Any]] | None = None  # what policies() returns until a policy changes
     conflicts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    skill_versions: dict[str, dict[str, Any]] = field(default_factory=dict)  # entry id -> row
+    drift: list[dict[str, Any]] = field(default_factory=list)  # entity_drift, by seq
     counters: dict[str, int] = field(default_factory=lambda: {"rid": 0, "history": 0, "message": 0, "entity": 0,
                                                               "audit": 0})
 

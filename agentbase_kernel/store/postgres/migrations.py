@@ -14,7 +14,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..sql.schema import AUDIT_TABLES, CAPACITY_TABLE, CORE_TABLES, GOVERNANCE_TABLES, SchemaTypes, statements
+from ..sql.schema import (
+    AUDIT_TABLES,
+    CAPACITY_TABLE,
+    CORE_TABLES,
+    GOVERNANCE_TABLES,
+    SKILL_TABLES,
+    SchemaTypes,
+    statements,
+)
 
 __all__ = ["ADVISORY_LOCK_KEY", "MIGRATIONS", "SCHEMA_VERSION", "WRITE_LOCK_KEY"]
 
@@ -344,7 +352,12 @@ def m008_audit_prune_at_commit(conn: Any) -> None:
     )
 
 
+def m009_skills(conn: Any) -> None:
+    """Skill versions and entity drift marks (as SQLite's m009)."""
+    _run_tables(conn, SKILL_TABLES)
+
+
 MIGRATIONS: list[Callable[[Any], None]] = [m001_core, m002_entry_changes, m003_lifecycle, m004_importance_archive,
                                            m005_term_frequencies, m006_governance, m007_scope_cover,
-                                           m008_audit_prune_at_commit]
+                                           m008_audit_prune_at_commit, m009_skills]
 SCHEMA_VERSION = len(MIGRATIONS)

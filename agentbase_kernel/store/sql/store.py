@@ -19,13 +19,14 @@ from .core import mapped
 from .governance import GovernanceMixin
 from .portable import PortableMixin
 from .sessions import SessionsMixin
+from .skills import SkillsMixin
 
 __all__ = ["SqlStore"]
 
 
-class SqlStore(SessionsMixin, PortableMixin, AuditMixin, ArchiveMixin, GovernanceMixin):
+class SqlStore(SessionsMixin, PortableMixin, AuditMixin, ArchiveMixin, GovernanceMixin, SkillsMixin):
     """The backend-neutral part of a SQL store: entries and history, sessions and messages,
-    entities, traces, archive, governance, audit, export and import.
+    entities, traces, archive, governance, audit, export and import, skill versions and entity drift.
 
     Usage::
 

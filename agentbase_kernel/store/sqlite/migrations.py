@@ -9,7 +9,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..sql.schema import AUDIT_TABLES, CAPACITY_TABLE, CORE_TABLES, GOVERNANCE_TABLES, SchemaTypes, statements
+from ..sql.schema import (
+    AUDIT_TABLES,
+    CAPACITY_TABLE,
+    CORE_TABLES,
+    GOVERNANCE_TABLES,
+    SKILL_TABLES,
+    SchemaTypes,
+    statements,
+)
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION"]
 
@@ -315,8 +323,8 @@ def m007_importance_archive(conn: Any) -> None:
 
 
 def m008_governance(conn: Any) -> None:
-    """Provenance and trust on every entry, per-scope permission policies, and conflicts (issue 22
-    items 5, 6, 8; ``store/sqlite/governance.py``, docs/lifecycle.md).
+    """Provenance and trust on every entry, per-scope permission policies, and conflicts
+    (``store/sql/governance.py``, docs/lifecycle.md).
 
     Existing entries get the trust their role implies (``rules/trust.py``); the audit switch is
     off while they are stamped, so the migration writes no audit row per entry. Idempotent: a file
@@ -342,7 +350,14 @@ def m008_governance(conn: Any) -> None:
         conn.execute("UPDATE meta SET value = ? WHERE key = 'audit_enabled'", (audit[0],))
 
 
+def m009_skills(conn: Any) -> None:
+    """Skill versions (name, version, author, status, verification) and entity drift marks
+    (``store/sql/skills.py``, docs/skills.md)."""
+    _run_tables(conn, SKILL_TABLES)
+
+
 MIGRATIONS: list[Callable[[Any], None]] = [m001_core, m002_entry_changes, m003_live_count_index,
                                            m004_search_context, m005_injective_scope_keys,
-                                           m006_lifecycle, m007_importance_archive, m008_governance]
+                                           m006_lifecycle, m007_importance_archive, m008_governance,
+                                           m009_skills]
 SCHEMA_VERSION = len(MIGRATIONS)
