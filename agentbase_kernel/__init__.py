@@ -32,6 +32,7 @@ from .errors import (
     SessionNotFound,
     SkillNotFound,
     StorageError,
+    WrongType,
 )
 from .governance import AsyncGovernance, Governance
 from .ingest.streams import speaker_prefix
@@ -124,6 +125,7 @@ __all__ = [
     "StorageError",
     "Trace",
     "TraceStep",
+    "WrongType",
     "get_embedder",
     "in_thread",
     "is_postgres_url",
