@@ -36,6 +36,8 @@ from .governance import AsyncGovernance, Governance
 from .ingest.streams import speaker_prefix
 from .kernel import AgentBase, Kernel
 from .lifecycle import AuditEvent, Prefetch
+from .outcomes import AsyncOutcomes, Outcomes
+from .proposals import AsyncProposals, Proposals
 from .records import (
     AddResult,
     ContextType,
@@ -44,12 +46,15 @@ from .records import (
     HistoryEvent,
     Hit,
     Message,
+    Outcome,
+    Proposal,
     Provenance,
     Scope,
     ScopeLevel,
     Session,
     Trace,
     TraceStep,
+    Zone,
 )
 from .rules.conflicts import Conflict
 from .rules.permissions import Policy
@@ -69,6 +74,8 @@ __all__ = [
     "AgentBase",
     "AgentBaseError",
     "AsyncGovernance",
+    "AsyncOutcomes",
+    "AsyncProposals",
     "AsyncScopedMemory",
     "AsyncSessions",
     "AuditEvent",
@@ -99,10 +106,14 @@ __all__ = [
     "NoEmbedderWarning",
     "NotFoundError",
     "OpenAICompatibleEmbedder",
+    "Outcome",
+    "Outcomes",
     "POINTER_FILE",
     "PermissionDenied",
     "Policy",
     "Prefetch",
+    "Proposal",
+    "Proposals",
     "Provenance",
     "SchemaTooNew",
     "Scope",
@@ -115,6 +126,7 @@ __all__ = [
     "StorageError",
     "Trace",
     "TraceStep",
+    "Zone",
     "get_embedder",
     "in_thread",
     "is_postgres_url",

@@ -289,8 +289,13 @@ class LifecycleConfig:
     consolidate_older_than_days: float = 30.0
     consolidate_max_importance: float = 0.6
     consolidate_min_items: int = 3
+    # how many outcomes an entry's confidence is worth when the first outcome touches it (the Beta
+    # prior of rules/outcomes.py): one outcome moves it by at most 1 / (strength + 1)
+    outcome_prior_strength: float = 4.0
 
     def __post_init__(self) -> None:
+        if self.outcome_prior_strength <= 0:
+            raise InvalidArgument("lifecycle.outcome_prior_strength must be > 0")
         if self.reinforce_flush_seconds <= 0:
             raise InvalidArgument("lifecycle.reinforce_flush_seconds must be > 0")
         if self.audit_max_rows < 1:

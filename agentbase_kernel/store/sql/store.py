@@ -18,14 +18,16 @@ from .audit import AuditMixin
 from .core import mapped
 from .governance import GovernanceMixin
 from .portable import PortableMixin
+from .replay import ReplayMixin
 from .sessions import SessionsMixin
 
 __all__ = ["SqlStore"]
 
 
-class SqlStore(SessionsMixin, PortableMixin, AuditMixin, ArchiveMixin, GovernanceMixin):
+class SqlStore(SessionsMixin, PortableMixin, AuditMixin, ArchiveMixin, GovernanceMixin, ReplayMixin):
     """The backend-neutral part of a SQL store: entries and history, sessions and messages,
-    entities, traces, archive, governance, audit, export and import.
+    entities, traces, archive, governance, audit, export and import; outcomes, approval zones,
+    proposals and the audit log's replay.
 
     Usage::
 
