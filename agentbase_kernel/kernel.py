@@ -837,6 +837,7 @@ class Kernel:
     conflicts = _on_governance(Governance.conflicts)
     resolve = _on_governance(Governance.resolve)
     audit = _on_governance(Governance.audit)
+    audit_replay = _on_governance(Governance.audit_replay)
 
     # -- outcomes (``self.outcomes``) and approval zones / proposals (``self.proposals``) -------------
     record_outcome = _on_outcomes(Outcomes.record_outcome)
@@ -969,6 +970,7 @@ class AgentBase:
     policies = in_thread(Kernel.policies)
     conflicts = in_thread(Kernel.conflicts)
     resolve = in_thread(Kernel.resolve)
+    audit_replay = in_thread(Kernel.audit_replay)
     record_outcome = in_thread(Kernel.record_outcome)
     get_outcome = in_thread(Kernel.get_outcome)
     revert_outcome = in_thread(Kernel.revert_outcome)
