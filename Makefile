@@ -6,6 +6,9 @@ STAMP := $(VENV)/.installed
 # Hermes Agent pins openai, pydantic and httpx below what [all] installs: its tests run in a venv of their own
 HERMES_VENV := .venv-hermes
 HERMES_STAMP := $(HERMES_VENV)/.installed
+# CrewAI pins pydantic, openai and mcp below what [all] installs: its tests run in a venv of their own too
+CREWAI_VENV := .venv-crewai
+CREWAI_STAMP := $(CREWAI_VENV)/.installed
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -25,16 +28,25 @@ $(HERMES_STAMP): pyproject.toml
 	$(HERMES_VENV)/bin/python -m pip install -q -e ".[hermes,embed,postgres]" --group hermes-tests
 	touch $(HERMES_STAMP)
 
-install: $(STAMP) $(HERMES_STAMP)
+$(CREWAI_STAMP): pyproject.toml
+	test -x $(CREWAI_VENV)/bin/python || $(PY) -m venv $(CREWAI_VENV)
+	$(CREWAI_VENV)/bin/python -m pip install -q --upgrade "pip>=25.1"
+	$(CREWAI_VENV)/bin/python -m pip install -q -e ".[crewai,embed,postgres]" --group crewai-tests
+	touch $(CREWAI_STAMP)
+
+install: $(STAMP) $(HERMES_STAMP) $(CREWAI_STAMP)
 
 demo: $(STAMP)
 	$(BIN)/python examples/demo.py
 
-# the main suite (its Hermes example and cross-adapter test call .venv-hermes' python), then tests/adapters/hermes
-# in .venv-hermes (skipped, saying why, in the main venv)
-test: $(STAMP) $(HERMES_STAMP)
-	AGENTBASE_HERMES_PYTHON=$(CURDIR)/$(HERMES_VENV)/bin/python $(BIN)/python -m pytest -q
+# the main suite (its Hermes and CrewAI examples and cross-adapter tests call .venv-hermes' / .venv-crewai's python),
+# then tests/adapters/hermes in .venv-hermes and tests/adapters/crewai in .venv-crewai (skipped, saying why, in the
+# main venv)
+test: $(STAMP) $(HERMES_STAMP) $(CREWAI_STAMP)
+	AGENTBASE_HERMES_PYTHON=$(CURDIR)/$(HERMES_VENV)/bin/python AGENTBASE_CREWAI_PYTHON=$(CURDIR)/$(CREWAI_VENV)/bin/python \
+		$(BIN)/python -m pytest -q
 	AGENTBASE_REQUIRE_HERMES=1 $(HERMES_VENV)/bin/python -m pytest -q tests/adapters/hermes
+	AGENTBASE_REQUIRE_CREWAI=1 $(CREWAI_VENV)/bin/python -m pytest -q tests/adapters/crewai
 
 # the whole suite again with every fixture-provided database on a throwaway PostgreSQL + pgvector
 # (tests/postgres/plugin.py; docs/postgres.md "Tests"); `make test` already runs the store contract suite

@@ -92,6 +92,21 @@ def _file_data(entry: Entry) -> FileData:
     return data
 
 
+_OPTIONAL_STR = (str, type(None))
+_OPTIONAL_INT = (int, type(None))
+
+
+def _wrong(**checks: tuple[Any, type | tuple[type, ...]]) -> str | None:
+    """deepagents' error text for the first argument of the wrong type, or ``None``: a caller's mistake is
+    the operation's ``error`` (the harness's convention), never a store failure the breaker counts."""
+    for name, (value, kind) in checks.items():
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            kinds = kind if isinstance(kind, tuple) else (kind,)
+            wanted = " or ".join("None" if k is type(None) else k.__name__ for k in kinds)
+            return f"Error: {name} must be {wanted}, not {type(value).__name__}"
+    return None
+
+
 def _root(path: str | None) -> str:
     """The path prefix of every file a grep or glob under ``path`` can see (deepagents' own matcher
     then applies the exact rule: the file itself, or a directory's files)."""
@@ -166,6 +181,8 @@ class AgentBaseBackend(BackendProtocol):
 
     def ls(self, path: str) -> LsResult:
         """The files and directories directly in ``path`` (directories end with ``/``)."""
+        if (error := _wrong(path=(path, str))) is not None:
+            return LsResult(error=error)
         return self._call(self._ls, self._scope(), path, failed=lambda m: LsResult(error=m))
 
     def _ls(self, scope: dict[str, Any], path: str) -> LsResult:
@@ -184,6 +201,8 @@ class AgentBaseBackend(BackendProtocol):
 
     def read(self, file_path: str, offset: int = 0, limit: int = 2000) -> ReadResult:
         """The requested line window of a file (raw; deepagents adds line numbers)."""
+        if (error := _wrong(file_path=(file_path, str), offset=(offset, int), limit=(limit, int))) is not None:
+            return ReadResult(error=error)
         return self._call(self._read, self._scope(), file_path, offset, limit, failed=lambda m: ReadResult(error=m))
 
     def _read(self, scope: dict[str, Any], file_path: str, offset: int, limit: int) -> ReadResult:
@@ -198,6 +217,9 @@ class AgentBaseBackend(BackendProtocol):
     def grep(self, pattern: str, path: str | None = None, glob: str | None = None, *,
              max_count: int | None = None) -> GrepResult:
         """Lines holding the literal ``pattern``, in files under ``path`` whose name matches ``glob``."""
+        if (error := _wrong(pattern=(pattern, str), path=(path, _OPTIONAL_STR), glob=(glob, _OPTIONAL_STR),
+                              max_count=(max_count, _OPTIONAL_INT))) is not None:
+            return GrepResult(error=error)
         return self._call(self._grep, self._scope(), pattern, path, glob, max_count, failed=lambda m: GrepResult(error=m))
 
     def _grep(self, scope: dict[str, Any], pattern: str, path: str | None, glob: str | None,
@@ -208,6 +230,8 @@ class AgentBaseBackend(BackendProtocol):
 
     def glob(self, pattern: str, path: str | None = None) -> GlobResult:
         """Files whose path matches ``pattern`` under ``path`` (newest first), as deepagents matches globs."""
+        if (error := _wrong(pattern=(pattern, str), path=(path, _OPTIONAL_STR))) is not None:
+            return GlobResult(error=error)
         return self._call(self._glob, self._scope(), pattern, path, failed=lambda m: GlobResult(error=m))
 
     def _glob(self, scope: dict[str, Any], pattern: str, path: str | None) -> GlobResult:
@@ -237,6 +261,8 @@ class AgentBaseBackend(BackendProtocol):
 
     def write(self, file_path: str, content: str) -> WriteResult:
         """Create or overwrite a text file."""
+        if (error := _wrong(file_path=(file_path, str), content=(content, str))) is not None:
+            return WriteResult(error=error)
         return self._call(self._write, self._scope(), file_path, content, failed=lambda m: WriteResult(error=m))
 
     def _write(self, scope: dict[str, Any], file_path: str, content: str) -> WriteResult:
@@ -249,6 +275,9 @@ class AgentBaseBackend(BackendProtocol):
 
     def edit(self, file_path: str, old_string: str, new_string: str, replace_all: bool = False) -> EditResult:
         """Replace ``old_string`` (unique unless ``replace_all``) by ``new_string``."""
+        if (error := _wrong(file_path=(file_path, str), old_string=(old_string, str), new_string=(new_string, str),
+                              replace_all=(replace_all, bool))) is not None:
+            return EditResult(error=error)
         return self._call(self._edit, self._scope(), file_path, old_string, new_string, replace_all,
                           failed=lambda m: EditResult(error=m))
 
@@ -270,6 +299,8 @@ class AgentBaseBackend(BackendProtocol):
 
     def delete(self, file_path: str) -> DeleteResult:
         """Delete a file, or a directory and everything under it."""
+        if (error := _wrong(file_path=(file_path, str))) is not None:
+            return DeleteResult(error=error)
         return self._call(self._delete, self._scope(), file_path, failed=lambda m: DeleteResult(error=m))
 
     def _delete(self, scope: dict[str, Any], file_path: str) -> DeleteResult:
@@ -284,9 +315,18 @@ class AgentBaseBackend(BackendProtocol):
         return DeleteResult(path=file_path)
 
     def upload_files(self, files: list[tuple[str, bytes]]) -> list[FileUploadResponse]:
-        """Store each ``(path, bytes)``: UTF-8 as text, anything else base64 (not indexed as text)."""
-        return self._call(self._upload, self._scope(), files,
-                          failed=lambda m: [FileUploadResponse(path=p, error=m) for p, _ in files])
+        """Store each ``(path, bytes)``: UTF-8 as text, anything else base64 (not indexed as text); a pair
+        that is not ``(str, bytes)`` gets ``"invalid_path"``."""
+        def ok(pair: Any) -> bool:
+            return isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], str) and isinstance(pair[1], bytes)
+
+        valid = [pair for pair in files if ok(pair)]
+        stored = iter(self._call(self._upload, self._scope(), valid,
+                                 failed=lambda m: [FileUploadResponse(path=p, error=m) for p, _ in valid])
+                      if valid else [])
+        return [next(stored) if ok(pair) else FileUploadResponse(path=str(pair[0] if isinstance(pair, tuple) and pair
+                                                                           else pair), error="invalid_path")
+                for pair in files]
 
     def _upload(self, scope: dict[str, Any], files: list[tuple[str, bytes]]) -> list[FileUploadResponse]:
         with self._kernel.transaction():
@@ -301,9 +341,13 @@ class AgentBaseBackend(BackendProtocol):
         return [FileUploadResponse(path=path, error=None) for path, _ in files]
 
     def download_files(self, paths: list[str]) -> list[FileDownloadResponse]:
-        """Each file's bytes, or ``error="file_not_found"``."""
-        return self._call(self._download, self._scope(), paths,
-                          failed=lambda m: [FileDownloadResponse(path=p, content=None, error=m) for p in paths])
+        """Each file's bytes, or ``error="file_not_found"`` (``"invalid_path"`` for a path that is not a str)."""
+        valid = [path for path in paths if isinstance(path, str)]
+        found = iter(self._call(self._download, self._scope(), valid,
+                                failed=lambda m: [FileDownloadResponse(path=p, content=None, error=m) for p in valid])
+                     if valid else [])
+        return [next(found) if isinstance(path, str) else
+                FileDownloadResponse(path=str(path), content=None, error="invalid_path") for path in paths]
 
     def _download(self, scope: dict[str, Any], paths: list[str]) -> list[FileDownloadResponse]:
         out: list[FileDownloadResponse] = []

@@ -31,6 +31,7 @@ from .errors import (
     SchemaTooNew,
     ScopeError,
     SessionNotFound,
+    SkillNotFound,
     StorageError,
 )
 from .governance import AsyncGovernance, Governance
@@ -53,6 +54,8 @@ from .records import (
     Scope,
     ScopeLevel,
     Session,
+    Skill,
+    SkillWarning,
     Trace,
     TraceStep,
     Zone,
@@ -61,6 +64,7 @@ from .rules.conflicts import Conflict
 from .rules.permissions import Policy
 from .scoped import AsyncScopedMemory, ScopedMemory
 from .sessions import AsyncSessions, Sessions
+from .skills import AsyncSkills, Skills
 from .store.postgres.url import is_postgres_url, redact_url
 from .text.embedders import Embedder, OpenAICompatibleEmbedder, get_embedder
 from .threads import in_thread, on_calling_loop
@@ -79,6 +83,7 @@ __all__ = [
     "AsyncProposals",
     "AsyncScopedMemory",
     "AsyncSessions",
+    "AsyncSkills",
     "AuditEvent",
     "ClosedError",
     "Config",
@@ -125,6 +130,10 @@ __all__ = [
     "Session",
     "SessionNotFound",
     "Sessions",
+    "Skill",
+    "SkillNotFound",
+    "SkillWarning",
+    "Skills",
     "StorageError",
     "Trace",
     "TraceStep",

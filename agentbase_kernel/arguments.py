@@ -13,15 +13,28 @@ from datetime import date, datetime, timezone
 from typing import Any
 
 from .errors import InvalidArgument, ScopeError
-from .ingest.pipeline import validate_text
 from .records import ContextType, Scope, Session
 from .rules.importance import check_importance
 from .rules.trust import check_trust
 from .store.filters import CheckedFilter, check_metadata_filter
 
-__all__ = ["MAX_JSON_DEPTH", "check_id", "confidence", "count", "entry_id", "ids", "json_value", "limit", "memory_item",
+__all__ = ["MAX_JSON_DEPTH", "check_id", "confidence", "count", "entity_names", "entry_id", "ids", "json_value", "limit", "memory_item",
            "message_item", "metadata", "metadata_filter", "optional_str", "require_scope", "scope_of", "speaker", "tags",
-           "when"]
+           "validate_text", "when"]
+
+
+def validate_text(text: Any, what: str = "text") -> str:
+    """A text to store: a str with something in it, valid Unicode; checked here, once, for ingest."""
+    if not isinstance(text, str):
+        raise InvalidArgument(f"{what} must be a str, got {type(text).__name__}")
+    if not text.strip():
+        raise InvalidArgument(f"{what} is empty - pass some text to store")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidArgument(f"{what} contains lone surrogate code points and is not valid Unicode - "
+                              "decode it with errors='replace' first") from None
+    return text
 
 
 def check_id(name: str, value: Any) -> str | None:
@@ -43,20 +56,33 @@ def scope_of(user_id: Any = None, agent_id: Any = None, project_id: Any = None, 
                  check_id("project_id", project_id), check_id("session_id", session_id))
 
 
+# Stored times stay a day inside what ``datetime`` holds, so that shifting one to UTC, adding a
+# day to an expiry or stepping a week back from a reference time never overflows.
+EARLIEST = datetime(1, 1, 3, tzinfo=timezone.utc)
+LATEST = datetime(9999, 12, 29, tzinfo=timezone.utc)
+
+
 def when(value: Any, name: str) -> datetime | None:
     if value is None:
         return None
+    parsed: datetime | None = None
     if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
-    if isinstance(value, date):
-        return datetime(value.year, value.month, value.day, tzinfo=timezone.utc)
-    if isinstance(value, str):
+        parsed = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    elif isinstance(value, date):
+        parsed = datetime(value.year, value.month, value.day, tzinfo=timezone.utc)
+    elif isinstance(value, str):
         from .text.dates import parse_datetime
 
         parsed = parse_datetime(value)
-        if parsed is not None:
-            return parsed
-    raise InvalidArgument(f"{name} must be a datetime, a date or an ISO date string, got {value!r:.80}")
+    if parsed is None:
+        raise InvalidArgument(f"{name} must be a datetime, a date or an ISO date string, got {value!r:.80}", param=name)
+    try:
+        utc = parsed.astimezone(timezone.utc)
+    except (OverflowError, ValueError):
+        utc = None
+    if utc is None or not EARLIEST <= utc <= LATEST:
+        raise InvalidArgument(f"{name} {value!r:.80} is outside the years 1-9999 a stored time can hold", param=name)
+    return parsed
 
 
 def limit(value: Any, name: str = "limit") -> int | None:
@@ -217,6 +243,24 @@ def speaker(value: Any) -> str | None:
     if not isinstance(value, str):
         raise InvalidArgument(f"speaker must be a str, got {type(value).__name__}")
     return value.replace("\x00", " ")[:200]
+
+
+def entity_names(entities: Any, param: str = "entities", *, allow_empty: bool = False) -> list[str]:
+    """A list of entity names (file paths, table names, URLs, ids): each a non-empty str, without duplicates."""
+    if isinstance(entities, (str, bytes)) or not isinstance(entities, (list, tuple, set, frozenset)):
+        raise InvalidArgument(f"{param} must be a list of str (file paths, table names, URLs, ids), "
+                              f"got {type(entities).__name__}", param=param)
+    names: list[str] = []
+    for name in entities:
+        if not isinstance(name, str) or not name.strip():
+            raise InvalidArgument(f"each of {param} must be a non-empty str, got {name!r}", param=param)
+        if len(name) > 1024:
+            raise InvalidArgument(f"an entity name is at most 1024 characters, got {len(name)}", param=param)
+        if name.strip() not in names:
+            names.append(name.strip())
+    if not names and not allow_empty:
+        raise InvalidArgument(f"{param} must name at least one entity", param=param)
+    return names
 
 
 def message_item(item: dict[str, Any]) -> dict[str, Any]:

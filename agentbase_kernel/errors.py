@@ -7,7 +7,8 @@ reaches a caller. Each class also subclasses the builtin that callers already ca
     ├── NotFoundError (KeyError)
     │   ├── EntryNotFound
     │   ├── SessionNotFound
-    │   └── MessageNotFound
+    │   ├── MessageNotFound
+    │   └── SkillNotFound
     ├── InvalidArgument (ValueError)
     │   ├── ScopeError
     │   ├── DuplicateEntry
@@ -50,6 +51,7 @@ __all__ = [
     "SchemaTooNew",
     "ScopeError",
     "SessionNotFound",
+    "SkillNotFound",
     "StorageError",
 ]
 
@@ -89,6 +91,17 @@ class MessageNotFound(NotFoundError):
         super().__init__(f"No message with id {message_id!r}{where}")
         self.message_id = message_id
         self.session_id = session_id
+
+
+class SkillNotFound(NotFoundError):
+    """No skill with this name (or version) in the given scope."""
+
+    def __init__(self, name: str, version: int | None = None) -> None:
+        which = f" version {version}" if version is not None else ""
+        super().__init__(f"No skill {name!r}{which} in this scope - add_skill creates it; list_skills shows "
+                         "the names a scope has")
+        self.name = name
+        self.version = version
 
 
 class InvalidArgument(AgentBaseError, ValueError):

@@ -30,14 +30,16 @@ from .lifecycle.composite import CompositeRank
 from .lifecycle.consolidate import Consolidation
 from .lifecycle.gate import Gate
 from .lifecycle.schedule import ConsolidationSchedule
+from .lifecycle.skills import SkillJudge
 from .outcomes import AsyncOutcomes, Outcomes
 from .proposals import AsyncProposals, Proposals
-from .records import AddResult, ContextType, Entry, FindResult, HistoryEvent, Scope
+from .records import AddResult, ContextType, Entry, FindResult, HistoryEvent, Scope, SkillWarning
 from .retrieve.pipeline import MAX_TOP_K, Decomposer, Reranker, Retriever
 from .rules.permissions import Verdicts
 from .rules.trust import Writer, writing_as
 from .scoped import AsyncScopedMemory, ScopedMemory
 from .sessions import AsyncSessions, Sessions
+from .skills import AsyncSkills, Skills
 from .store import NO_EMBEDDER, EntryFilter, Store, open_store, redact_url
 from .telemetry import traced
 from .threads import in_thread
@@ -55,6 +57,16 @@ def _on_sessions(method: Callable[Concatenate[Sessions, P], R]) -> Callable[Conc
     @functools.wraps(method)
     def call(self: Kernel, /, *args: P.args, **kwargs: P.kwargs) -> R:
         return method(self.sessions, *args, **kwargs)
+
+    return call
+
+
+def _on_skills(method: Callable[Concatenate[Skills, P], R]) -> Callable[Concatenate[Kernel, P], R]:
+    """A ``Kernel`` method that is ``kernel.skills``' ``method`` (same parameters, same doc)."""
+
+    @functools.wraps(method)
+    def call(self: Kernel, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return method(self.skills, *args, **kwargs)
 
     return call
 
@@ -362,6 +374,12 @@ class Kernel:
         return Sessions(self)
 
     @property
+    def skills(self) -> Skills:
+        """Skills as governed records: versions, promotion, verification, health
+        (``kernel.skills.add``, ``.update``, ``.promote``, ``.verify`` ...; docs/skills.md)."""
+        return Skills(self)
+
+    @property
     def governance(self) -> Governance:
         """Scope policies, conflicts and the audit log (``kernel.governance.grant``, ``.resolve`` ...)."""
         return Governance(self)
@@ -543,6 +561,16 @@ class Kernel:
                   reinforce=reinforce, min_trust=min_trust, trust_weight=trust_weight,
                   min_confidence=min_confidence)
 
+    def retrieve_by_entities(self, entities: Sequence[str], *, top_k: int = 10, budget_tokens: int | None = None,
+                             user_id: str | None = None, agent_id: str | None = None, project_id: str | None = None,
+                             session_id: str | None = None, context_type: Any = None,
+                             reinforce: bool | None = None) -> FindResult:
+        """``scope(...).retrieve_by_entities``: the memories and skills linked to these file paths,
+        table names, URLs or ids, best first, within ``budget_tokens``."""
+        return self.scope(user_id=user_id, agent_id=agent_id, project_id=project_id, session_id=session_id) \
+            .retrieve_by_entities(entities, top_k=top_k, budget_tokens=budget_tokens, context_type=context_type,
+                                  reinforce=reinforce)
+
     def _embed_before_find(self, flt: EntryFilter, config: RetrievalConfig | None) -> int:
         """Read-your-writes for vectors: embed the searched scope's queued texts (up to
         ``ingest.find_embeds_at_most``) before ranking; returns how many still wait."""
@@ -709,6 +737,38 @@ class Kernel:
                                   dry_run=bool(dry_run), progress=progress, embed_progress=embed_progress,
                                   on_conflict=on_conflict, scope=forced, allow_truncated=bool(allow_truncated))
 
+    # -- the Markdown mirror (agentbase_kernel/markdown.py, docs/markdown.md) -------------------
+    def export_markdown(self, directory: str | os.PathLike[str], *, user_id: str | None = None,
+                        agent_id: str | None = None, project_id: str | None = None, session_id: str | None = None,
+                        force: bool = False) -> dict[str, Any]:
+        """Write the live memories (one Markdown file each, one folder per scope) and sessions (one
+        file each) of a scope into ``directory``, with the manifest ``sync_markdown`` compares against.
+
+        Raises:
+            InvalidArgument: ``directory`` holds edits not synced yet (unless ``force``), or is a file.
+        """
+        from .markdown import export_markdown
+
+        scope = check.scope_of(user_id, agent_id, project_id, session_id)
+        self._gate.check("read", scope, "export_markdown", whole=True)
+        return export_markdown(self, directory, scope, force=bool(force))
+
+    def sync_markdown(self, directory: str | os.PathLike[str]) -> dict[str, Any]:
+        """Bring a person's edits, new files and deletions in a Markdown mirror back through ingest
+        (``source`` / actor ``human_edited``, audited); a change on both sides is reported in
+        ``conflicts`` and neither side is overwritten. Then the files are rewritten as an export
+        would write them. Returns ``{added, updated, deleted, conflicts, ignored}``."""
+        from .markdown import sync_markdown
+
+        return sync_markdown(self, directory)
+
+    def rebuild_from_markdown(self, directory: str | os.PathLike[str]) -> dict[str, Any]:
+        """Write a Markdown mirror's memories and sessions into this database through the import path
+        (ids, scopes and times kept); returns the import summary."""
+        from .markdown import rebuild_from_markdown
+
+        return rebuild_from_markdown(self, directory)
+
     # -- reinforcement, capacity, archival, consolidation (docs/lifecycle.md) ---------------------
     def _with_access(self, entries: builtins.list[Entry]) -> builtins.list[Entry]:
         # read-your-writes: the counts include this process's reinforcement still queued for the flush
@@ -733,6 +793,22 @@ class Kernel:
         for entry in entries:
             entry.conflicts = marks.get(entry.id, [])
         return [e.id for e in entries if e.conflicts]
+
+    def _skill_judge(self) -> SkillJudge:
+        store, reinforcer = self._ready(), self._reinforcer
+        lifecycle = self.config.lifecycle
+
+        def access(ids: builtins.list[str]) -> dict[str, tuple[int, datetime | None]]:
+            return reinforcer.with_queued(ids, store.access_stats) if reinforcer is not None \
+                else store.access_stats(ids)
+
+        return SkillJudge(store, lifecycle.skill_half_life_days, lifecycle.skill_health_threshold, access)
+
+    def _skill_warnings(self, entries: Iterable[Entry]) -> builtins.list[SkillWarning]:
+        """The warnings of the skills among ``entries`` (below the health threshold, or drifted)."""
+        from .store.base import utcnow
+
+        return [s.warning for s in self._skill_judge().skills(entries, utcnow()) if s.warning is not None]
 
     def _govern_hits(self, result: FindResult, flt: EntryFilter, trust_weight: float) -> None:
         """After retrieval: drop anything outside the reader's permissions (belt and braces: the
@@ -830,6 +906,15 @@ class Kernel:
         assert self._schedule is not None
         return self._schedule.idle(timeout)
 
+    # -- skills (``self.skills``, under these names; docs/skills.md) ------------------------------------
+    add_skill = _on_skills(Skills.add)
+    update_skill = _on_skills(Skills.update)
+    promote_skill = _on_skills(Skills.promote)
+    verify_skill = _on_skills(Skills.verify)
+    get_skill = _on_skills(Skills.get)
+    list_skills = _on_skills(Skills.list)
+    skill_versions = _on_skills(Skills.versions)
+
     # -- governance (``self.governance``, under the same names) ---------------------------------------
     grant = _on_governance(Governance.grant)
     revoke = _on_governance(Governance.revoke)
@@ -903,6 +988,11 @@ class AgentBase:
         return AsyncSessions(self.sync.sessions)
 
     @property
+    def skills(self) -> AsyncSkills:
+        """``Kernel.skills`` for async code: ``await db.skills.add(...)``."""
+        return AsyncSkills(self.sync.skills)
+
+    @property
     def governance(self) -> AsyncGovernance:
         """``Kernel.governance`` for async code: ``await db.governance.grant(...)``."""
         return AsyncGovernance(self.sync.governance)
@@ -929,6 +1019,7 @@ class AgentBase:
     count = in_thread(Kernel.count)
     history = in_thread(Kernel.history)
     find = in_thread(Kernel.find)
+    retrieve_by_entities = in_thread(Kernel.retrieve_by_entities)
     trace_session = in_thread(Kernel.trace_session)
     entity_graph = in_thread(Kernel.entity_graph)
     diff_entries = in_thread(Kernel.diff_entries)
@@ -956,6 +1047,9 @@ class AgentBase:
     wait_embedded = in_thread(Kernel.wait_embedded)
     export = in_thread(Kernel.export)
     import_ = in_thread(Kernel.import_)
+    export_markdown = in_thread(Kernel.export_markdown)
+    sync_markdown = in_thread(Kernel.sync_markdown)
+    rebuild_from_markdown = in_thread(Kernel.rebuild_from_markdown)
     flush_lifecycle = in_thread(Kernel.flush_lifecycle)
     audit = in_thread(Kernel.audit)
     prefetch = in_thread(Kernel.prefetch)
@@ -984,6 +1078,13 @@ class AgentBase:
     list_proposals = in_thread(Kernel.list_proposals)
     approve = in_thread(Kernel.approve)
     reject = in_thread(Kernel.reject)
+    add_skill = in_thread(Kernel.add_skill)
+    update_skill = in_thread(Kernel.update_skill)
+    promote_skill = in_thread(Kernel.promote_skill)
+    verify_skill = in_thread(Kernel.verify_skill)
+    get_skill = in_thread(Kernel.get_skill)
+    list_skills = in_thread(Kernel.list_skills)
+    skill_versions = in_thread(Kernel.skill_versions)
 
     @contextlib.asynccontextmanager
     async def bulk_load(self) -> AsyncIterator[None]:

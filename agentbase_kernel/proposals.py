@@ -195,9 +195,7 @@ class Proposals:
             k._check_entry("write", entry, "propose")
         new_text = None
         if op == "update":
-            from .ingest.pipeline import validate_text
-
-            new_text = validate_text(text)
+            new_text = check.validate_text(text)
         elif text is not None:
             raise InvalidArgument("a proposal to delete takes no text", param="text")
         zone = zone_for(k._ready().zones(), {**entry.scope.as_dict(), "category": entry.category,

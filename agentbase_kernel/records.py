@@ -25,6 +25,8 @@ __all__ = [
     "Scope",
     "ScopeLevel",
     "Session",
+    "Skill",
+    "SkillWarning",
     "Trace",
     "TraceStep",
     "Zone",
@@ -243,6 +245,52 @@ class Hit:
 
 
 @dataclass
+class SkillWarning:
+    """Why a skill in a result should not be trusted blindly: its ``health`` is below the threshold
+    or an entity it names has drifted. ``message`` is the sentence to show a person."""
+
+    entry_id: str
+    name: str
+    health: float
+    message: str
+    reasons: list[str] = field(default_factory=list)
+    drift: list[dict[str, Any]] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass
+class Skill:
+    """One version of a named skill (an entry of context type ``skill``) with its health.
+
+    ``status`` is ``current`` (the promoted version, found by search), ``candidate`` (a newer
+    version waiting for ``promote_skill``) or ``retired``. ``health`` in [0, 1] halves every
+    ``lifecycle.skill_half_life_days`` since the skill was last used or verified, and drops with
+    open conflicts, a waiting candidate and entity drift (docs/skills.md).
+    """
+
+    name: str
+    version: int
+    entry: Entry
+    status: str = "current"
+    authored_by: str | None = None
+    created_at: datetime | None = None
+    verified_at: datetime | None = None
+    last_used_at: datetime | None = None
+    health: float = 1.0
+    warning: SkillWarning | None = None
+
+    @property
+    def id(self) -> str:
+        return self.entry.id
+
+    @property
+    def text(self) -> str:
+        return self.entry.l2_full
+
+
+@dataclass
 class TraceStep:
     """One pipeline step: how long it took, how many candidates it saw, with which parameters."""
 
@@ -268,9 +316,12 @@ class Trace:
 class FindResult(Sequence[Hit]):
     """The hits of one ``find`` call, best first, with the trace of how they were found."""
 
-    def __init__(self, hits: list[Hit], trace: Trace) -> None:
+    def __init__(self, hits: list[Hit], trace: Trace, skill_warnings: list[SkillWarning] | None = None) -> None:
         self.hits = hits
         self.trace = trace
+        #: one per skill among the hits whose health is below ``lifecycle.skill_health_threshold``
+        #: or that names a drifted entity (docs/skills.md)
+        self.skill_warnings: list[SkillWarning] = skill_warnings or []
 
     @property
     def degrade_reason(self) -> str | None:

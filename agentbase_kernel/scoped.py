@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 from . import arguments as check
 from .config import RetrievalConfig
 from .errors import InvalidArgument, ScopeError
-from .ingest.pipeline import validate_text
 from .lifecycle.audit import AuditEvent
 from .lifecycle.capacity import effective_capacity, enforce
 from .lifecycle.consolidate import Consolidation
@@ -147,7 +146,7 @@ class ScopedMemory:
         entry_id = check.entry_id(entry_id)
         changes: dict[str, Any] = {}
         if text is not None:
-            text = validate_text(text)
+            text = check.validate_text(text)
         if metadata is not None:
             changes["metadata"] = check.metadata(metadata)
         new_tags = check.tags(tags) if tags is not None else None
@@ -284,7 +283,41 @@ class ScopedMemory:
             result.trace.degrade_reason = (f"{waiting} memories of this scope still wait for their vectors: "
                                            "ranked by FTS + NER alone (wait_embedded() first for full ranking)")
         k._govern_hits(result, flt, float(trust_weight))
+        result.skill_warnings = k._skill_warnings(h.entry for h in result.hits)
         k._reinforce(result, flt.scope, query, reinforce)
+        return result
+
+    @traced("retrieve_by_entities")
+    def retrieve_by_entities(self, entities: Sequence[str], *, top_k: int = 10, budget_tokens: int | None = None,
+                             context_type: Any = None, reinforce: bool | None = None) -> FindResult:
+        """The memories and skills linked to ``entities`` (file paths, table names, URLs, ids): what
+        to know before an action touches them, best first, within ``budget_tokens`` tokens.
+
+        An entry is linked to a name when ingest found it in the text (paths, snake_case and dotted
+        identifiers, backtick spans, ticket ids, URLs, names) or a finished turn recorded it in
+        ``touched_entities`` (``add_messages``). ``src/app/db.py`` also finds memories that name
+        ``db.py`` (weighted half); ranking is in ``retrieve/entities.py``. Each hit's
+        ``matched_by`` lists ``"entity:<name>"``.
+
+        Raises:
+            InvalidArgument: ``entities`` not a non-empty list of non-empty str, or a bad ``top_k`` /
+                ``budget_tokens``.
+        """
+        from .retrieve.entities import retrieve_by_entities
+
+        k = self._kernel
+        names = check.entity_names(entities)
+        if not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= k.max_top_k:
+            raise InvalidArgument(f"top_k must be an int in [1, {k.max_top_k}], got {top_k!r}", param="top_k")
+        if budget_tokens is not None:
+            check.limit(budget_tokens, "budget_tokens")
+        if reinforce is not None and not isinstance(reinforce, bool):
+            raise InvalidArgument(f"reinforce must be a bool or None, got {type(reinforce).__name__}")
+        flt = self._filter(context_type=context_type, operation="retrieve_by_entities")
+        result = retrieve_by_entities(k._ready(), names, flt, top_k=top_k, budget_tokens=budget_tokens)
+        k._govern_hits(result, flt, 0.0)
+        result.skill_warnings = k._skill_warnings(h.entry for h in result.hits)
+        k._reinforce(result, flt.scope, result.trace.query, reinforce)
         return result
 
     def prefetch(self, user_message: str, *, token_budget: int = 1000, relevant_k: int = 10, recent_k: int = 5,
@@ -307,8 +340,10 @@ class ScopedMemory:
             raise InvalidArgument(f"relevant_k must be in [1, {k.max_top_k}], got {relevant_k!r}")
         check.count(recent_k, "recent_k")
         k._gate.check("read", self.scope, "prefetch")
-        return build_prefetch(k.list, k.find, user_message, self.scope.as_dict(), token_budget=token_budget,
-                              relevant_k=relevant_k, recent_k=recent_k, reinforce=reinforce)
+        out = build_prefetch(k.list, k.find, user_message, self.scope.as_dict(), token_budget=token_budget,
+                             relevant_k=relevant_k, recent_k=recent_k, reinforce=reinforce)
+        out.skill_warnings = k._skill_warnings(out.entries)
+        return out
 
     def trace_session(self, *, limit: int = 20) -> builtins.list[dict[str, Any]]:
         """The most recent retrieval traces made in the scope, with their steps."""
@@ -505,10 +540,12 @@ class ScopedMemory:
             **self._owner)
 
     def add_messages(self, messages: Sequence[dict[str, Any]], *, position: int | None = None,
-                     progress: Callable[[int, int], None] | None = None) -> builtins.list[Message]:
+                     progress: Callable[[int, int], None] | None = None,
+                     touched_entities: Sequence[str] | None = None) -> builtins.list[Message]:
         """Append many turns to the scope's session in one transaction (``Sessions.add_messages``)."""
         return self._kernel.sessions.add_messages(self._session_id("add_messages"), messages, position=position,
-                                                  progress=progress, **self._owner)
+                                                  progress=progress, touched_entities=touched_entities,
+                                                  **self._owner)
 
     def list_messages(self, *, status: str | None = None, limit: int | None = None, offset: int = 0,
                       order: str = "asc", after: str | None = None,
@@ -545,6 +582,7 @@ class AsyncScopedMemory:
     count = in_thread(ScopedMemory.count)
     find = in_thread(ScopedMemory.find)
     prefetch = in_thread(ScopedMemory.prefetch)
+    retrieve_by_entities = in_thread(ScopedMemory.retrieve_by_entities)
     trace_session = in_thread(ScopedMemory.trace_session)
     entity_graph = in_thread(ScopedMemory.entity_graph)
     archive = in_thread(ScopedMemory.archive)

@@ -22,7 +22,9 @@ from . import arguments as check
 from .errors import InvalidArgument, ScopeError, SessionNotFound
 from .records import Entry, Message, Scope, Session
 from .store import MessageRow
+from .store.base import utcnow
 from .telemetry import traced
+from .text.targets import entity_keys, entity_label
 from .threads import in_thread
 
 if TYPE_CHECKING:
@@ -111,25 +113,31 @@ class Sessions:
                     metadata: dict[str, Any] | None = None, payload: Any = None, created_at: Any = None,
                     message_id: str | None = None, status: str = "active", position: int | None = None,
                     ingest: bool = True, user_id: str | None = None, agent_id: str | None = None,
-                    project_id: str | None = None) -> Message:
+                    project_id: str | None = None, touched_entities: Sequence[str] | None = None) -> Message:
         """Append (or insert at ``position``) one turn; with ``ingest`` it also becomes a memory.
 
-        Scope keywords work as in ``add_messages`` (checked in the same transaction)."""
+        Scope keywords and ``touched_entities`` work as in ``add_messages``."""
         return self.add_messages(session_id, [{
             "role": role, "content": content, "name": name, "metadata": metadata, "payload": payload,
             "created_at": created_at, "message_id": message_id, "status": status, "ingest": ingest}],
-            position=position, user_id=user_id, agent_id=agent_id, project_id=project_id)[0]
+            position=position, user_id=user_id, agent_id=agent_id, project_id=project_id,
+            touched_entities=touched_entities)[0]
 
     @traced("add_messages")
     def add_messages(self, session_id: str, messages: Sequence[dict[str, Any]], *,
                      position: int | None = None, progress: Callable[[int, int], None] | None = None,
                      user_id: str | None = None, agent_id: str | None = None,
-                     project_id: str | None = None) -> builtins.list[Message]:
+                     project_id: str | None = None,
+                     touched_entities: Sequence[str] | None = None) -> builtins.list[Message]:
         """Append many turns in one transaction; each ingested turn becomes a memory in the session's scope.
 
         ``position`` follows ``list.insert`` (negative counts from the end, past the end appends).
         Scope keywords create a missing session in that scope, and must match an existing one
         (checked in the same transaction), else ``ScopeError``.
+
+        ``touched_entities`` closes a turn that acted on files, tables, URLs or ids: each message
+        records them (``metadata["touched_entities"]``) and its memory is linked to them, so the next
+        ``retrieve_by_entities`` for any of them finds what happened in this turn.
         """
         sid = check.check_id("session_id", session_id)
         if sid is None:
@@ -140,6 +148,11 @@ class Sessions:
         if isinstance(messages, (str, bytes, dict)) or not isinstance(messages, Iterable):
             raise InvalidArgument(f"messages must be a list of dicts, got {type(messages).__name__}")
         items = [check.message_item(m) for m in messages]
+        touched = [] if touched_entities is None else check.entity_names(touched_entities, "touched_entities",
+                                                                          allow_empty=True)
+        if touched:
+            for item in items:
+                item["metadata"] = {**item["metadata"], "touched_entities": touched}
         self._kernel._check_session("write", sid, "add_messages", scope)
         store = self._kernel._ready()
         with self._kernel._writing(), store.transaction():
@@ -153,6 +166,12 @@ class Sessions:
             turns = [m for m, item in zip(stored, items) if item["ingest"]]
             self._kernel.ingestor.add_turns(session, stored, turns, appended=position is None, progress=progress)
             ids = [m.id for m in stored]
+            if touched:
+                linked = [(entity_keys(n)[0][0], entity_label(n), n) for n in touched]
+                for message in turns:
+                    entry_id = store.get_message(sid, message.id).entry_id
+                    if entry_id is not None:
+                        store.add_entities(entry_id, linked, utcnow())
         if turns:
             self._kernel._after_write({written})
         return [store.get_message(sid, mid) for mid in ids]

@@ -399,7 +399,7 @@ def store_scale_section(doc: dict[str, Any]) -> list[str]:
 
 
 def _quality_targets(name: str, systems: dict[str, Any]) -> list[str]:
-    """Issue 15's targets for the kernel's session path (its defaults) on each dev set."""
+    """The quality targets for the kernel's session path (its defaults) on each dev set."""
     ours = systems.get("agentbase")
     if ours is None:
         return []
@@ -435,7 +435,7 @@ def _quality_targets(name: str, systems: dict[str, Any]) -> list[str]:
 
 def targets_section(run: dict[str, Any] | None, scale: dict[str, Any] | None,
                     store_scale: dict[str, Any] | None = None) -> list[str]:
-    out = ["## Targets (issues 14 and 15)", "", "| target | dev set | measured | met? |", "|---|---|---|---|"]
+    out = ["## Targets", "", "| target | dev set | measured | met? |", "|---|---|---|---|"]
     for name, entry in (_sets(run) if run else {}).items():
         systems = {s["system"]: s for s in entry["systems"]}
         where = name + (" (in-sample)" if name in IN_SAMPLE else "")

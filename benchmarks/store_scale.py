@@ -1,6 +1,6 @@
 """LangGraph store search at scale: ``AgentBaseStore`` against ``InMemoryStore`` on the same MiniLM vectors.
 
-Issue 14 item 4: ``search(namespace, query=...)`` must not load every item of the namespace, and its
+The target: ``search(namespace, query=...)`` must not load every item of the namespace, and its
 p50 must be no slower than ``InMemoryStore``'s at the same size (10k and 100k items). One size per
 process (``python -m benchmarks store-scale --sizes 10000,100000``).
 

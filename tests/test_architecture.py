@@ -125,6 +125,21 @@ def test_services_depend_on_protocols_not_on_the_kernel() -> None:
     assert _violations(f"{KERNEL}/portable", (f"{KERNEL}.kernel", f"{KERNEL}.cli")) == []
 
 
+def test_only_the_facade_touches_a_kernels_private_members() -> None:
+    """``kernel.py`` and its parts (``scoped.py``, ``sessions.py``, ``governance.py``) share the
+    kernel's private helpers; nothing else reaches for one (``kernel._ready()``, ``kernel._gate`` ...)."""
+    facade = {"kernel", "scoped", "sessions", "governance"}
+    bad = []
+    for path in sources(KERNEL):
+        if path.parent == ROOT / KERNEL and path.stem in facade:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                    and node.value.id in ("kernel", "k", "db") and node.attr.startswith("_"):
+                bad.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.value.id}.{node.attr}")
+    assert bad == []
+
+
 def test_services_type_the_store_by_role() -> None:
     """A service names the role(s) it uses, never the whole ``Store`` nor a backend."""
     bad = []

@@ -13,20 +13,27 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 
 
+# examples of harnesses whose pins clash with [all] run in the harness's own virtualenv (see the Makefile)
+_OWN_VENV = {"hermes_": ("AGENTBASE_HERMES_PYTHON", ".venv-hermes"), "crewai_": ("AGENTBASE_CREWAI_PYTHON", ".venv-crewai")}
+
+
 def _python(script: Path) -> str:
-    """Hermes' example runs in the Hermes virtualenv (hermes-agent's pins; see the Makefile), the rest here."""
-    if not script.name.startswith("hermes_"):
+    """Hermes' and CrewAI's examples run in their own virtualenvs, the rest here."""
+    venv = next((v for prefix, v in _OWN_VENV.items() if script.name.startswith(prefix)), None)
+    if venv is None:
         return sys.executable
-    python = os.environ.get("AGENTBASE_HERMES_PYTHON") or str(ROOT / ".venv-hermes" / "bin" / "python")
+    variable, directory = venv
+    python = os.environ.get(variable) or str(ROOT / directory / "bin" / "python")
     if not Path(python).exists():
-        pytest.skip("needs the Hermes virtualenv (make test builds .venv-hermes and sets AGENTBASE_HERMES_PYTHON)")
+        pytest.skip(f"needs {directory} (make test builds it and sets {variable})")
     return python
 
 
 def test_there_are_examples():
     assert {p.name for p in EXAMPLES} >= {"demo.py", "minimal.py", "mem0_swap.py", "langchain_chain.py",
                                           "langgraph_store.py", "llamaindex_chat.py", "openai_threads.py",
-                                          "hermes_memory.py", "claude_agent.py"}
+                                          "hermes_memory.py", "claude_agent.py", "deepagents_memories.py",
+                                          "crewai_memory.py", "pydantic_ai_memory.py"}
 
 
 @pytest.mark.parametrize("script", EXAMPLES, ids=[p.stem for p in EXAMPLES])

@@ -1,6 +1,7 @@
 """Every code block of README.md runs as written: each in a fresh folder and process, offline, real models.
 
-Python blocks run with the venv's python; shell blocks made of ``agentbase`` commands run with bash. The
+Python blocks run with the venv's python (a CrewAI block with .venv-crewai's: crewai's pins keep it out of
+[all]); shell blocks made of ``agentbase`` commands run with bash. The
 OpenAI server block is started in the background (on a free port instead of 8000, the only change) and the
 client block that follows it talks to it. Shell blocks that cannot run here are listed in ``NOT_RUN`` with
 the reason, so a new block is never skipped silently.
@@ -68,6 +69,7 @@ def env(tmp_path) -> dict[str, str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("AGENTBASE_")}
     return {**clean, "PATH": f"{BIN}{os.pathsep}{clean.get('PATH', '')}", "HF_HUB_OFFLINE": "1",
             "TRANSFORMERS_OFFLINE": "1", "MEM0_TELEMETRY": "False", "MEM0_DIR": str(tmp_path / "mem0"),
+            "CREWAI_DISABLE_TELEMETRY": "true", "OTEL_SDK_DISABLED": "true", "CREWAI_STORAGE_DIR": str(tmp_path),
             "PYTHONWARNINGS": "ignore::DeprecationWarning"}
 
 
@@ -78,10 +80,19 @@ def test_the_readme_has_the_blocks_we_expect():
         assert is_cli(body) or any(body.startswith(first) for first in NOT_RUN), body
 
 
+def _python(body: str) -> str:
+    if "from crewai" not in body:
+        return sys.executable
+    python = os.environ.get("AGENTBASE_CREWAI_PYTHON") or str(README.parent / ".venv-crewai" / "bin" / "python")
+    if not Path(python).exists():
+        pytest.skip("needs .venv-crewai (make test builds it and sets AGENTBASE_CREWAI_PYTHON)")
+    return python
+
+
 @pytest.mark.parametrize("index,body", python_blocks(), ids=lambda v: f"block{v}" if isinstance(v, int) else "")
 def test_python_block_runs(index, body, tmp_path, env):
     (tmp_path / "block.py").write_text(body, encoding="utf-8")
-    proc = subprocess.run([sys.executable, "block.py"], check=False, cwd=tmp_path, env=env, capture_output=True, text=True,
+    proc = subprocess.run([_python(body), "block.py"], check=False, cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=600)
     assert proc.returncode == 0, f"README block {index}:\n{body}\n{proc.stderr[-3000:]}"
     assert proc.stdout.strip(), "a README block should show what it did"

@@ -11,7 +11,7 @@ HEADER = """# Compatibility matrix
 
 Each adapter's methods against the real framework interface (mem0ai 2.2.1, langchain-core 1.8.3 /
 langchain-classic 1.0.8, langgraph 1.2.24, llama-index-core 0.14.25, openai 3.57.0, hermes-agent 0.19.0,
-claude-agent-sdk 0.2.189, deepagents 0.7.32, pydantic-ai-harness 0.62.0): **supported**,
+claude-agent-sdk 0.2.189, deepagents 0.7.32, crewai 1.15.30, pydantic-ai-harness 0.62.0): **supported**,
 **differs** (how), or **missing**, with the test that proves it. Generated from `docs/compat/*.md`
 by `python tools/compat_matrix.py`; `tests/test_compat_matrix.py` fails when it is out of date.
 

@@ -4,12 +4,14 @@ SDK hook event        what it does
 --------------------  -------------------------------------------------------------------------------------
 UserPromptSubmit      recalls profile + relevant + recent memories for the prompt (``token_budget``) and
                       returns them as ``additionalContext``; waits at most ``prefetch_wait`` seconds
-PreToolUse            recalls the memories stored with the files the tool is about to touch
-                      (``tool_token_budget``), as ``additionalContext``; waits at most ``prefetch_wait``;
+PreToolUse            recalls the memories and skills linked to the files the tool is about to touch
+                      (``retrieve_by_entities``, ``tool_token_budget``), as ``additionalContext``; waits at
+                      most ``prefetch_wait``;
                       denies a subagent's memory_remember / memory_forget (only the main agent writes)
 PostToolUse           notes the files the main agent touched this turn (a subagent's do not count)
 Stop                  queues the exchange - the prompt and Claude's last answer - as two session turns
-                      carrying the touched files (``claude_entities``) and tools; no LLM, returns at once
+                      carrying the touched files (``claude_entities``, and ``touched_entities`` so the
+                      next PreToolUse on those files finds the turn) and tools; no LLM, returns at once
 
 Tools (``mcp__agentbase__memory_search`` / ``_remember`` / ``_forget``) are ``@tool`` functions on a
 ``create_sdk_mcp_server`` server. Every store call goes through one ``FailOpen`` guard
@@ -220,11 +222,9 @@ class AgentBaseMemory:
             names = tool_entities(input_data.get("tool_input"), input_data.get("cwd"))
             if not names:
                 return _NO_OPINION
-            clauses = [{ENTITY_KEY: {"contains": n}} for n in names]
             found = await self.guard.aquietly(
-                self.db.sync.find, " ".join(names), top_k=_TOP_K, user_id=self.user_id,
-                metadata=clauses[0] if len(clauses) == 1 else {"OR": clauses},
-                token_budget=self.tool_token_budget, timeout=self.prefetch_wait)
+                self.db.sync.retrieve_by_entities, names, top_k=_TOP_K, user_id=self.user_id,
+                budget_tokens=self.tool_token_budget, timeout=self.prefetch_wait)
             if found is None or not found.hits:
                 return _NO_OPINION
             lines = "\n".join(f"- {' '.join(h.entry.l2_full.split())}" for h in found.hits)
@@ -277,7 +277,7 @@ class AgentBaseMemory:
                     self._written.add(sid)
                     self._committed.discard(sid)
                 self.guard.write(self.db.sync.add_messages, sid, messages, user_id=self.user_id,
-                                 agent_id=self.agent_id)
+                                 agent_id=self.agent_id, touched_entities=turn.entities or None)
         except Exception as exc:
             logger.warning("claude: Stop hook skipped: %s: %s", type(exc).__name__, exc)
         return _NO_OPINION

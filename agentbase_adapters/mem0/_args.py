@@ -69,16 +69,21 @@ def strip_identity(metadata: Mapping[str, Any] | None, current: Mapping[str, Any
 def expiration(value: Any) -> date | None:
     if value is None:
         return None
+    day: date | None = None
     if isinstance(value, datetime):
-        return value.date()
-    if isinstance(value, date):
-        return value
-    if isinstance(value, str):
+        day = value.date()
+    elif isinstance(value, date):
+        day = value
+    elif isinstance(value, str):
         try:
-            return date.fromisoformat(value)
+            day = date.fromisoformat(value)
         except ValueError as exc:
-            raise InvalidArgument(f"expiration_date {value!r} is not a date - use YYYY-MM-DD") from exc
-    raise InvalidArgument(f"expiration_date must be a YYYY-MM-DD string, a date or a datetime, not {type(value).__name__}")
+            raise InvalidArgument(f"expiration_date {_shown(value)} is not a date - use YYYY-MM-DD") from exc
+    else:
+        raise InvalidArgument(f"expiration_date must be a YYYY-MM-DD string, a date or a datetime, not {type(value).__name__}")
+    if not _EARLIEST.date() <= day < _LATEST.date():
+        raise InvalidArgument(f"expiration_date {_shown(value)} is outside the years 1-9999 a stored date can hold")
+    return day
 
 
 def expires_at(day: date | None) -> datetime | None:
@@ -88,23 +93,61 @@ def expires_at(day: date | None) -> datetime | None:
     return datetime.combine(day + timedelta(days=1), time(0), tzinfo=timezone.utc)
 
 
-def timestamp(value: Any) -> datetime | None:
+def timestamp(value: Any, name: str = "timestamp") -> datetime | None:
+    """A unix time, ISO string, date or datetime as an aware UTC datetime; anything else is Mem0's ``ValidationError``.
+
+    Numbers past what a datetime holds (``1e20``, ``inf``, ``nan``, ``10**400``) are refused here,
+    never left to surface as ``OverflowError`` from ``datetime``.
+    """
     if value is None:
         return None
+    when: Any = value
     if isinstance(value, bool):
-        raise InvalidArgument("timestamp must be a unix time, an ISO string or a datetime, not a bool")
-    if isinstance(value, (int, float)):
-        return datetime.fromtimestamp(value, tz=timezone.utc)
-    if isinstance(value, str):
+        when = None
+    elif isinstance(value, (int, float)):
         try:
-            value = datetime.fromisoformat(value)
-        except ValueError as exc:
-            raise InvalidArgument(f"timestamp {value!r} is not an ISO 8601 date-time") from exc
-    if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
-    if isinstance(value, date):
-        return datetime.combine(value, time(0), tzinfo=timezone.utc)
-    raise InvalidArgument(f"timestamp must be a unix time, an ISO string or a datetime, not {type(value).__name__}")
+            when = datetime.fromtimestamp(value, tz=timezone.utc)
+        except (OverflowError, OSError, ValueError):
+            when = None
+    elif isinstance(value, str):
+        try:
+            when = datetime.fromisoformat(value)
+        except ValueError:
+            when = None
+    elif isinstance(value, date) and not isinstance(value, datetime):
+        when = datetime.combine(value, time(0), tzinfo=timezone.utc)
+    if isinstance(when, datetime):
+        when = when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+        if not _storable(when):
+            when = None
+    if not isinstance(when, datetime):
+        raise validation_error(
+            f"Invalid {name} {_shown(value)}: pass a unix time, an ISO 8601 string or a datetime between years 1 and 9999",
+            "VALIDATION_004",
+            details={"provided_type": type(value).__name__, "parameter": name},
+            suggestion=f"Pass {name}=int(time.time()) or {name}=datetime.now(timezone.utc)",
+        )
+    return when
+
+
+# what the kernel stores: a day inside datetime's range, so UTC shifts and day arithmetic never overflow
+_EARLIEST = datetime(1, 1, 3, tzinfo=timezone.utc)
+_LATEST = datetime(9999, 12, 29, tzinfo=timezone.utc)
+
+
+def _storable(when: datetime) -> bool:
+    try:
+        return _EARLIEST <= when.astimezone(timezone.utc) <= _LATEST
+    except (OverflowError, ValueError):
+        return False
+
+
+def _shown(value: Any) -> str:
+    try:
+        text = repr(value)
+    except Exception:  # a hostile __repr__ must not replace our error with its own
+        return f"<{type(value).__name__}>"
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def messages_of(messages: Any) -> list[dict[str, Any]]:
@@ -135,13 +178,13 @@ def content(message: Any) -> str | None:
     return None
 
 
-def search_query(query: Any, threshold: Any, top_k: Any) -> str:
+def search_query(query: Any, threshold: Any) -> str:
+    """The query, trimmed, and the threshold checked (``top_k`` is ``read_scope``'s, checked once there)."""
     if threshold is not None:
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
             raise InvalidArgument(f"threshold must be a number in [0, 1], not {threshold!r}")
         if not 0 <= threshold <= 1:
             raise InvalidArgument(f"Invalid threshold {threshold}: it must be between 0 and 1 (inclusive)")
-    check_top_k(top_k)
     if not isinstance(query, str) or not query.strip():
         raise InvalidArgument("Invalid query: pass a non-empty string")
     return query.strip()

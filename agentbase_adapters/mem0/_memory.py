@@ -267,14 +267,14 @@ class Mem0Adapter:
         Raises:
             ValueError: Empty query, no scope id, a bad ``threshold``/``top_k`` or filter.
         """
-        text = search_query(query, threshold, top_k if top_k is not None else 20)
+        text = search_query(query, threshold)
         scope, rest, size = read_scope("search", filters, top_k, kwargs)
         if size == 0:
             return {"results": []}
         # find ranks at most Kernel.max_top_k hits; a larger top_k gets that many
         hits: FindResult = self._kernel.find(
             text, top_k=min(size, self._kernel.max_top_k), **scope, metadata=to_kernel_filter(rest) or None,
-            include_expired=show_expired, reference_time=timestamp(reference_date),
+            include_expired=show_expired, reference_time=timestamp(reference_date, "reference_date"),
         )
         rows = []
         for hit in hits:

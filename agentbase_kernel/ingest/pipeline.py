@@ -28,11 +28,13 @@ from ..rules.zones import is_human_approved
 from ..store.base import NO_EMBEDDER, EntryFilter, utcnow
 from ..store.protocol import EntryRow
 from ..text import tokenize
+from ..text.drift import find_drift
+from ..text.targets import target_entities
 from .roles import IngestStore
 from .streams import StreamWriter, infer_speaker, leading_time
 from .turns import is_turn, turn_context, turn_items
 
-__all__ = ["Analysis", "Ingestor", "content_hash", "validate_text"]
+__all__ = ["Analysis", "Ingestor", "content_hash"]
 
 Summarizer = Callable[[str], str]
 
@@ -54,19 +56,6 @@ _log = logging.getLogger(__name__)
 def content_hash(text: str) -> str:
     """md5 of the UTF-8 text: the same hash Mem0 uses, so ids and hashes line up."""
     return hashlib.md5(text.encode("utf-8")).hexdigest()
-
-
-def validate_text(text: Any, what: str = "text") -> str:
-    if not isinstance(text, str):
-        raise InvalidArgument(f"{what} must be a str, got {type(text).__name__}")
-    if not text.strip():
-        raise InvalidArgument(f"{what} is empty - pass some text to store")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidArgument(f"{what} contains lone surrogate code points and is not valid Unicode - "
-                              "decode it with errors='replace' first") from None
-    return text
 
 
 @dataclass
@@ -93,6 +82,14 @@ class Analysis:
             return None, None
         return min(d.start for d in self.dates).isoformat(), max(d.end for d in self.dates).isoformat()
 
+
+
+def _entity_rows(text: str, analysis: Analysis) -> list[tuple[str, str, str]]:
+    """What an entry is linked to: its named entities, then the code targets NER leaves out
+    (relative paths, identifiers: ``text/targets.py``) - linked, never tags."""
+    rows = [(e.norm, e.label, e.text) for e in analysis.entities]
+    named = {norm for norm, _, _ in rows}
+    return rows + [t for t in target_entities(text) if t[0] not in named]
 
 class Ingestor:
     """Turns texts into stored entries. Owned by the kernel; adapters never see it.
@@ -375,8 +372,13 @@ class Ingestor:
     # -- writes --------------------------------------------------------------------------------
     def add_many(self, items: Sequence[dict[str, Any]], *, progress: Callable[[int, int], None] | None = None,
                  message_ids: Sequence[str | None] | None = None) -> list[AddResult]:
-        """Store many memories in one transaction (analysis and embedding happen before it)."""
-        texts = [validate_text(item.get("text")) for item in items]
+        """Store many memories in one transaction (analysis and embedding happen before it).
+
+        ``items`` come checked (``arguments.memory_item``: the text a non-empty str). A text the
+        scope already holds (an exact duplicate, by content hash) is found before any analysis and
+        only reinforced (``_known_duplicates``).
+        """
+        texts: list[str] = [item["text"] for item in items]
         # a stream write without a time of its own happened when it is stamped; without a speaker, it
         # was said by the name it opens with (ingest/streams.py)
         items = [infer_speaker({**item, "stamped_at": leading_time(text)}, text) if item.get("stream") else item
@@ -384,66 +386,126 @@ class Ingestor:
         if self.embedder is None and not self._no_embedder_recorded:
             self.store.check_embedder(NO_EMBEDDER, 0)  # so that "auto" reopens the file as it was written
             self._no_embedder_recorded = True
-        # a named human speaker gets facts about them by name ("Caroline went to ..."), never "User"
-        roles = [item.get("actor") if item.get("role", "user") == "user" and item.get("actor") else
-                 item.get("role", "user") for item in items]
-        # a stream write without a time of its own reads relative dates against the date it is stamped with
-        refs = [item.get("created_at") or item.get("stamped_at") for item in items]
-        infer = [bool(item.get("infer")) for item in items]
-        analyses = self.analyse_many(texts, roles, refs, facts=infer)
-        pairs = [(a.hash, a.text) for a in analyses]
-        fact_rows = [[self._fact_row(item, fact) for fact in a.facts] for item, a in zip(items, analyses)]
+        known = self._known_duplicates(items, texts, message_ids)
+        analyses = self._analyse_new(items, texts, known)
+        fact_rows = [[self._fact_row(item, fact) for fact in a.facts] if a is not None else []
+                     for item, a in zip(items, analyses)]
         fact_analyses = self.analyse_many(
             [r["text"] for rows in fact_rows for r in rows], [r["role"] for rows in fact_rows for r in rows],
             [r.get("created_at") for rows in fact_rows for r in rows],
             facts=[False] * sum(len(rows) for rows in fact_rows))
-        fact_pairs = [(a.hash, a.text) for a in fact_analyses]
         # deferred: facts are still embedded now, since _near_duplicate compares their vectors.
         # An item's own "defer_embedding" (True/False) overrides the config for it.
         defer = [self.embedder is not None and bool(self.defer_embedding if item.get("defer_embedding") is None
                                                      else item["defer_embedding"]) for item in items]
-        embedded = self._embed_or_defer([p for p, d in zip(pairs, defer) if not d] + fact_pairs)
+        pairs = [(content_hash(text), text) for text in texts]
+        embedded = self._embed_or_defer([p for p, d in zip(pairs, defer) if not d]
+                                        + [(a.hash, a.text) for a in fact_analyses])
         if not embedded:
             defer = [True] * len(items)  # fail open: stored now, vectors backfilled in the background
-        deferred = any(defer)
-        results: list[AddResult] = []
-        fact_iter = iter(fact_analyses)
-        gap = self.config.stream_gap_minutes
-        streams = StreamWriter(self.store, timedelta(minutes=gap) if gap > 0 else None)
         with self.store.transaction():
-            for n, (item, analysis, rows) in enumerate(zip(items, analyses, fact_rows)):
-                sid = streams.session_for(item) if item.get("stream") else None
-                if sid is not None:
-                    item = {**item,
-                            "context": item.get("context") or streams.before(sid, item)}
-                result = self._store_one(item, analysis)
-                if sid is not None and result.event == "ADD":
-                    streams.append(sid, item, result.entry)
-                mid = message_ids[n] if message_ids else None
-                if mid:
-                    self.store.attach_entry(mid, result.entry.id, item["session_id"])
-                for row in rows:
-                    fact_analysis = next(fact_iter)
-                    fact = self._store_fact(row, fact_analysis)
-                    if fact is None:
-                        continue
-                    self.store.link_entries(fact.entry.id, result.entry.id, "derived_from")
-                    if mid:
-                        self.store.link_source(fact.entry.id, mid)
-                        self.store.link_session(item["session_id"], fact.entry.id, "fact")
-                    result.facts.append(fact)
-                    result.superseded.extend(fact.superseded)
-                    result.conflicts.extend(fact.conflicts)
-                results.append(result)
-                if progress is not None:
-                    progress(n + 1, len(items))
-        if deferred:
+            results = self._write(items, texts, analyses, known, fact_rows, iter(fact_analyses), message_ids,
+                                  progress)
+        if any(defer):
             queued = [r.entry for r, d in zip(results, defer) if d]
             if not embedded:  # the facts lack their vectors too
                 queued += [fact.entry for r in results for fact in r.facts]
             self._await(queued)
             self._queue([e.id for e in queued])
         return results
+
+    @staticmethod
+    def _roles_and_times(items: Sequence[dict[str, Any]]) -> tuple[list[str | None], list[datetime | None]]:
+        """What analysis reads each text as: who said it (a named human speaker gets facts about them
+        by name, never "User") and when (a stream write without a time of its own reads relative
+        dates against the date it is stamped with)."""
+        roles = [item.get("actor") if item.get("role", "user") == "user" and item.get("actor") else
+                 item.get("role", "user") for item in items]
+        return roles, [item.get("created_at") or item.get("stamped_at") for item in items]
+
+    def _known_duplicates(self, items: Sequence[dict[str, Any]], texts: Sequence[str],
+                          message_ids: Sequence[str | None] | None) -> dict[int, Entry]:
+        """Items (by position) whose text is already a live entry of their scope: what the insert
+        would return as its duplicate, looked up by content hash before any analysis.
+
+        Only plain writes qualify: a write that infers facts still extracts them, a stream write
+        still moves its stream, a session turn is still attached to its message, and an archived
+        duplicate is brought back by the insert itself - those go the usual way.
+        """
+        eligible = [n for n, item in enumerate(items)
+                    if item.get("dedup", True) and not item.get("infer") and not item.get("stream")
+                    and not (message_ids and message_ids[n])]
+        if not eligible:
+            return {}
+        keys = [(_scope(items[n]), content_hash(texts[n])) for n in eligible]
+        found = self.store.live_duplicates(keys)
+        return {n: found[key] for n, key in zip(eligible, keys)
+                if key in found and found[key].archived_at is None}
+
+    def _analyse_new(self, items: Sequence[dict[str, Any]], texts: Sequence[str],
+                     known: dict[int, Entry]) -> list[Analysis | None]:
+        """The analysis of every item whose text is new (``None`` for the known duplicates)."""
+        roles, refs = self._roles_and_times(items)
+        todo = [n for n in range(len(items)) if n not in known]
+        done = self.analyse_many([texts[n] for n in todo], [roles[n] for n in todo], [refs[n] for n in todo],
+                                 facts=[bool(items[n].get("infer")) for n in todo])
+        analyses: list[Analysis | None] = [None] * len(items)
+        for n, analysis in zip(todo, done):
+            analyses[n] = analysis
+        return analyses
+
+    def _write(self, items: Sequence[dict[str, Any]], texts: Sequence[str], analyses: Sequence[Analysis | None],
+               known: dict[int, Entry], fact_rows: Sequence[list[dict[str, Any]]], facts: Any,
+               message_ids: Sequence[str | None] | None,
+               progress: Callable[[int, int], None] | None) -> list[AddResult]:
+        """The write transaction's body: each item stored (or reinforced), its facts, its links."""
+        results: list[AddResult] = []
+        gap = self.config.stream_gap_minutes
+        streams = StreamWriter(self.store, timedelta(minutes=gap) if gap > 0 else None)
+        current = self.store.get_entries([e.id for e in known.values()]) if known else {}
+        for n, (item, analysis, rows) in enumerate(zip(items, analyses, fact_rows)):
+            if analysis is None:
+                result = self._reinforce_known(item, texts[n], known[n], current.get(known[n].id))
+                results.append(result)
+                if progress is not None:
+                    progress(n + 1, len(items))
+                continue
+            sid = streams.session_for(item) if item.get("stream") else None
+            if sid is not None:
+                item = {**item, "context": item.get("context") or streams.before(sid, item)}
+            result = self._store_one(item, analysis)
+            if sid is not None and result.event == "ADD":
+                streams.append(sid, item, result.entry)
+            mid = message_ids[n] if message_ids else None
+            if mid:
+                self.store.attach_entry(mid, result.entry.id, item["session_id"])
+            for row in rows:
+                fact = self._store_fact(row, next(facts))
+                if fact is None:
+                    continue
+                self.store.link_entries(fact.entry.id, result.entry.id, "derived_from")
+                if mid:
+                    self.store.link_source(fact.entry.id, mid)
+                    self.store.link_session(item["session_id"], fact.entry.id, "fact")
+                result.facts.append(fact)
+                result.superseded.extend(fact.superseded)
+                result.conflicts.extend(fact.conflicts)
+            results.append(result)
+            if progress is not None:
+                progress(n + 1, len(items))
+        return results
+
+    def _reinforce_known(self, item: dict[str, Any], text: str, known: Entry, current: Entry | None) -> AddResult:
+        """A known duplicate, read again inside the write: still the live entry -> reinforced (a
+        NOOP); changed meanwhile by another writer -> analysed now and stored as any new text."""
+        if current is not None and current.invalid_at is None and current.archived_at is None:
+            confidence = _reinforced(current.confidence)
+            self.store.reinforce(current.id, confidence)
+            current.confidence = confidence
+            return AddResult(entry=current, event="NOOP")
+        roles, refs = self._roles_and_times([item])
+        analysis = self.analyse_many([text], roles, refs, facts=[False])[0]
+        return self._store_one(item, analysis)
 
     def build_row(self, item: dict[str, Any], analysis: Analysis) -> EntryRow:
         """The stored row of an item and its analysis: the one place text becomes a row."""
@@ -486,9 +548,12 @@ class Ingestor:
         return AddResult(entry=entry, event="ADD")
 
     def _store_entities(self, entry: Entry, analysis: Analysis) -> None:
-        if analysis.entities:
-            self.store.add_entities(entry.id, [(e.norm, e.label, e.text) for e in analysis.entities],
-                                    entry.created_at or utcnow())
+        found = _entity_rows(entry.l2_full, analysis)
+        if found:
+            self.store.add_entities(entry.id, found, entry.created_at or utcnow())
+        marks = find_drift(entry.l2_full)  # "events_v1 was renamed to events_v2": skills naming it drift
+        if marks:
+            self.store.add_drift(entry.id, entry.scope, marks, entry.created_at or utcnow())
 
     def _fact_row(self, item: dict[str, Any], fact: Any) -> dict[str, Any]:
         role = item.get("role", "user")
@@ -577,7 +642,7 @@ class Ingestor:
         with self.store.transaction():
             updated = self.store.update_entry(entry.id, scope, changes, actor=actor)
             if analysis is not None:
-                self.store.add_entities(entry.id, [(e.norm, e.label, e.text) for e in analysis.entities],
+                self.store.add_entities(entry.id, _entity_rows(updated.l2_full, analysis),
                                         entry.created_at or utcnow(), replace=True)
         if not embedded:
             self._await([updated])
@@ -651,6 +716,10 @@ def _within(entry: Scope, scope: Scope) -> bool:
     return all(want is None or want == have for want, have in (
         (scope.user_id, entry.user_id), (scope.agent_id, entry.agent_id), (scope.project_id, entry.project_id),
         (scope.session_id, entry.session_id)))
+
+
+def _scope(item: dict[str, Any]) -> Scope:
+    return Scope(item.get("user_id"), item.get("agent_id"), item.get("project_id"), item.get("session_id"))
 
 
 def _reinforced(confidence: float) -> float:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..records import Entry, FindResult, Hit
+from ..records import Entry, FindResult, Hit, SkillWarning
 from ..text.tokenize import count_tokens
 
 __all__ = ["Prefetch", "build_prefetch"]
@@ -37,6 +37,8 @@ class Prefetch:
     recent: list[Entry] = field(default_factory=list)
     token_budget: int = 0
     degrade_reason: str | None = None
+    #: the warnings of chosen skills that are stale or drifted (docs/skills.md); ``text()`` shows them
+    skill_warnings: list[SkillWarning] = field(default_factory=list)
 
     @property
     def entries(self) -> list[Entry]:
@@ -55,6 +57,8 @@ class Prefetch:
             if entries:
                 lines = [_line(e, dated=name != "profile") for e in entries]
                 parts.append(f"## {HEADINGS[name]}\n" + "\n".join(lines))
+        if parts and self.skill_warnings:
+            parts.append("## Skill warnings\n" + "\n".join(f"- {w.message}" for w in self.skill_warnings))
         return "\n\n".join(parts)
 
     def __bool__(self) -> bool:

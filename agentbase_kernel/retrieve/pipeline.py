@@ -50,7 +50,7 @@ class Retriever:
         self.embedder = embedder
         self.reranker = reranker
         self.decomposer = decomposer
-        self.rank_term: Callable[[list[Any], datetime, list[float]], list[Any]] | None = None  # lifecycle/rank.py
+        self.rank_term: Callable[[list[Any], datetime, list[float]], list[Any]] | None = None  # lifecycle/composite.py
 
     def find(self, query: str, *, top_k: int, flt: EntryFilter, reference_time: datetime | None = None,
              token_budget: int | None = None, strategy: str = "auto",

@@ -7,6 +7,7 @@ is in ``store/filters.py``.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from typing import Any, overload
@@ -15,7 +16,7 @@ from ..records import Scope
 from ..rules.trust import ROLE_TRUST, UNKNOWN_ROLE_TRUST, default_trust
 from .filters import MetadataFilter, parse_metadata_filter
 
-__all__ = ["NO_EMBEDDER", "ROLE_TRUST", "UNKNOWN_ROLE_TRUST", "EntryFilter", "default_trust", "iso", "parse_iso",
+__all__ = ["NO_EMBEDDER", "ROLE_TRUST", "UNKNOWN_ROLE_TRUST", "EntryFilter", "default_trust", "iso", "key_matches", "parse_iso",
            "utcnow"]
 
 # what a file records as its embedder when it is written without one (``check_embedder``)
@@ -37,7 +38,8 @@ def iso(value: datetime | None) -> str | None:
         return None
     if value.tzinfo is None:
         value = value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
+    # isoformat pads the year to four digits; strftime's %Y does not on glibc (year 1 -> "1-01-01")
+    return value.astimezone(timezone.utc).replace(tzinfo=None).isoformat(timespec="microseconds") + "+00:00"
 
 
 def parse_iso(value: str | None) -> datetime | None:
@@ -88,6 +90,12 @@ class EntryFilter:
         if self._parsed is None or self._parsed[0] is not self.metadata:
             self._parsed = (self.metadata, parse_metadata_filter(self.metadata))
         return self._parsed[1]
+
+
+def key_matches(norm: str, keys: Sequence[str]) -> list[str]:
+    """The ``keys`` that name the entity ``norm``: equal to it, or its last part after ``/`` or ``.``
+    (``EntryStore.entity_matches``)."""
+    return [k for k in keys if norm == k or norm.endswith(("/" + k, "." + k))]
 
 
 def bm25_idf(n: int, df: int) -> float:

@@ -12,6 +12,7 @@ typed against the role it uses and nothing more:
     RetentionStore  access counts, archival, per-scope capacity               (lifecycle/)
     GovernanceStore the audit log, scope policies, conflicts, outcomes and confidence, approval zones
                     and proposals                                             (lifecycle/gate.py, the kernel)
+    SkillStore      skill versions and entity drift marks                      (lifecycle/skills.py, the kernel)
     PortableStore   export records, import them keeping ids and times; the audit log replayed  (portable/)
 
 ``Store`` is their union: what a backend implements (SQLite, PostgreSQL + pgvector, and the
@@ -37,7 +38,7 @@ from ..records import Entry, HistoryEvent, Message, Provenance, Scope, Session, 
 from .base import EntryFilter
 
 __all__ = ["EntryRow", "EntryStore", "GovernanceStore", "Maintenance", "MessageRow", "PortableStore", "RetentionStore",
-           "SearchIndex", "SessionStore", "Store", "Transactional", "VectorStore"]
+           "SearchIndex", "SessionStore", "SkillStore", "Store", "Transactional", "VectorStore"]
 
 
 class EntryRow(TypedDict, total=False):
@@ -143,6 +144,11 @@ class EntryStore(Transactional, Protocol):
 
     def get_entries(self, entry_ids: Iterable[str]) -> dict[str, Entry]: ...
 
+    def live_duplicates(self, keys: Iterable[tuple[Scope, str]]) -> dict[tuple[Scope, str], Entry]:
+        """For each ``(scope, content_hash)``, the live entry an ``insert_entry`` of that text (with
+        dedup) would return as its duplicate, when there is one: how ingest skips analysing a text
+        the scope already holds."""
+
     def update_entry(self, entry_id: str, scope: Scope, changes: dict[str, Any], *,
                      actor: str | None = None) -> Entry:
         """Apply column changes (keys of ``EntryRow``); an UPDATE history event when ``l2_full``
@@ -176,6 +182,14 @@ class EntryStore(Transactional, Protocol):
         ``replace`` drops the ones it had first (its text changed)."""
 
     def entity_graph(self, flt: EntryFilter, entity: str | None = None, limit: int = 200) -> dict[str, Any]: ...
+
+    def entity_matches(self, keys: Sequence[str], flt: EntryFilter, limit: int = 200) -> dict[str, list[str]]:
+        """Entries ``flt`` passes that are linked to an entity named by one of ``keys``: its norm is the
+        key, or ends with ``/key`` or ``.key`` (a path's file, a dotted name's last part).
+        ``{entry_id: [keys matched]}``, newest entries first, at most ``limit`` entries."""
+
+    def entities_of(self, entry_ids: Iterable[str]) -> dict[str, list[str]]:
+        """``{entry_id: [entity norms]}`` of the entries that have entities."""
 
     def append_search_context(self, entry_id: str, text: str) -> None:
         """Add words to an entry's full-text context column (a turn that came after it)."""
@@ -388,6 +402,34 @@ class GovernanceStore(Transactional, Protocol):
         """Proposals whose scope has each id ``scope`` sets, oldest first."""
 
 
+class SkillStore(Transactional, Protocol):
+    """Skills as governed records (docs/skills.md): the versions of each named skill, and what later
+    memories said about the entities skills name. Rows go with their entry when it is deleted."""
+
+    def add_skill_version(self, entry_id: str, scope: Scope, name: str, version: int, *, authored_by: str | None,
+                          status: str, created_at: datetime) -> None:
+        """Name the skill entry ``entry_id`` as ``version`` of ``name`` in ``scope``; ``status`` is
+        ``current``, ``candidate`` or ``retired``. A second row for the same scope, name and version
+        raises ``InvalidArgument``."""
+
+    def skill_versions(self, scope: Scope | None = None, *, name: str | None = None,
+                       entry_ids: Iterable[str] | None = None, exact: bool = False) -> list[dict[str, Any]]:
+        """``{entry_id, name, version, authored_by, status, created_at, verified_at, scope}`` of the
+        versions whose scope has each id ``scope`` sets (``exact``: exactly ``scope``), by name, version, scope."""
+
+    def set_skill_version(self, entry_id: str, *, status: str | None = None,
+                          verified_at: datetime | None = None) -> None:
+        """Change a version's status and/or verification time."""
+
+    def add_drift(self, entry_id: str, scope: Scope, marks: Sequence[tuple[str, str, str | None]],
+                  at: datetime) -> None:
+        """Record that entry ``entry_id`` marks entities ``(entity norm, "deprecated" | "renamed", new name)``."""
+
+    def drift_marks(self, keys: Sequence[str]) -> list[dict[str, Any]]:
+        """``{entity, kind, replacement, entry_id, scope, created_at, text}`` of the marks (by live,
+        unarchived entries) on an entity one of ``keys`` names (``key_matches`` either way), oldest first."""
+
+
 class PortableStore(Transactional, Protocol):
     """Rows out and back in with their ids and times (``portable/``, docs/export-format.md)."""
 
@@ -414,6 +456,6 @@ class PortableStore(Transactional, Protocol):
 
 
 class Store(Maintenance, EntryStore, VectorStore, SearchIndex, SessionStore, RetentionStore, GovernanceStore,
-            PortableStore, Protocol):
+            SkillStore, PortableStore, Protocol):
     """Everything the kernel asks of a database: the union of the roles, what a backend implements.
     Every method is one atomic step; ``transaction()`` groups several."""

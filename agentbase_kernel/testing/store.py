@@ -115,6 +115,25 @@ class StoreContractTests(ABC):
         assert kept_inserted and kept.id != first.id
         assert store.count_entries(EntryFilter(scope=Scope(user_id="u"))) == 2
 
+    def test_live_duplicates_are_what_an_insert_would_return(self, store: Store) -> None:
+        def key(text: str, user: str) -> tuple[Scope, str]:
+            return Scope(user_id=user), hashlib.md5(text.encode()).hexdigest()
+
+        tea, _ = store.insert_entry(row("tea", user_id="u"))
+        store.insert_entry(row("tea", user_id="v", agent_id="a"))
+        store.insert_entry(row("coffee", user_id="u", dedup=False))  # kept apart: no duplicate of anything
+        old, _ = store.insert_entry(row("old news", user_id="u"))
+        store.supersede(old.id, tea.id, T0)
+        archived, _ = store.insert_entry(row("filed away", user_id="u"))
+        store.archive_entries([archived.id], reason="test")
+        found = store.live_duplicates([key("tea", "u"), key("coffee", "u"), key("old news", "u"), key("tea", "w"),
+                                       key("filed away", "u"), key("tea", "u")])
+        assert {k: e.id for k, e in found.items()} == {key("tea", "u"): tea.id, key("filed away", "u"): archived.id}
+        assert found[key("filed away", "u")].archived_at is not None
+        assert store.live_duplicates([]) == {}
+        again, inserted = store.insert_entry(row("tea", user_id="u"))
+        assert not inserted and again.id == found[key("tea", "u")].id
+
     def test_an_id_that_exists_is_invalid(self, store: Store) -> None:
         store.insert_entry(row("one", id="fixed"))
         with pytest.raises(InvalidArgument):
@@ -467,6 +486,64 @@ class StoreContractTests(ABC):
         pairs = {(e["entry_id"], *sorted((norm_of[e["a"]], norm_of[e["b"]]))) for e in graph["edges"]}
         assert pairs == {(first.id, "ann", "bob"), (first.id, "ann", "oslo"), (first.id, "bob", "oslo"),
                          (second.id, "bob", "oslo")}
+
+    def test_entity_matches_find_entries_by_entity_name_path_file_or_dotted_tail(self, store: Store) -> None:
+        a, _ = store.insert_entry(row("edit src/app/db.py with care", user_id="u"))
+        store.add_entities(a.id, [("src/app/db.py", "PATH", "src/app/db.py")], T0)
+        b, _ = store.insert_entry(row("analytics.events_v1 is old", user_id="u"))
+        store.add_entities(b.id, [("analytics.events_v1", "IDENT", "analytics.events_v1")], T0)
+        c, _ = store.insert_entry(row("eventsXv1 is not it", user_id="u"))
+        store.add_entities(c.id, [("eventsxv1", "IDENT", "eventsXv1")], T0)
+        other, _ = store.insert_entry(row("edit src/app/db.py elsewhere", user_id="v"))
+        store.add_entities(other.id, [("src/app/db.py", "PATH", "src/app/db.py")], T0)
+        u = EntryFilter(scope=Scope(user_id="u"))
+        assert store.entity_matches(["src/app/db.py"], u) == {a.id: ["src/app/db.py"]}
+        assert store.entity_matches(["db.py", "events_v1"], u) == {b.id: ["events_v1"], a.id: ["db.py"]}
+        assert list(store.entity_matches(["db.py", "events_v1"], u, limit=1)) == [b.id]  # newest first
+        assert store.entity_matches(["nothing"], u) == {} and store.entity_matches([], u) == {}
+        assert store.entities_of([a.id, b.id, "missing"]) == {a.id: ["src/app/db.py"], b.id: ["analytics.events_v1"]}
+
+    def test_skill_versions_are_kept_per_scope_name_and_version(self, store: Store) -> None:
+        u, a = Scope(user_id="u"), Scope(user_id="u", agent_id="a")
+        v1, _ = store.insert_entry(row("Query events_v1 by day", user_id="u", context_type="skill"))
+        v2, _ = store.insert_entry(row("Query events_v2 by day", user_id="u", context_type="skill"))
+        other, _ = store.insert_entry(row("Deploy with make", user_id="u", agent_id="a", context_type="skill"))
+        store.add_skill_version(v1.id, u, "analytics", 1, authored_by="ann", status="current", created_at=T0)
+        store.add_skill_version(v2.id, u, "analytics", 2, authored_by=None, status="candidate",
+                                created_at=T0 + timedelta(days=1))
+        store.add_skill_version(other.id, a, "deploy", 1, authored_by="bot", status="current", created_at=T0)
+        with pytest.raises(InvalidArgument):
+            store.add_skill_version(other.id, u, "analytics", 1, authored_by=None, status="current", created_at=T0)
+        rows = store.skill_versions(u)
+        assert [(r["name"], r["version"], r["status"], r["authored_by"]) for r in rows] == [
+            ("analytics", 1, "current", "ann"), ("analytics", 2, "candidate", None), ("deploy", 1, "current", "bot")]
+        assert rows[0]["scope"] == u and rows[0]["created_at"] == T0 and rows[0]["verified_at"] is None
+        assert [r["entry_id"] for r in store.skill_versions(u, exact=True)] == [v1.id, v2.id]
+        assert [r["entry_id"] for r in store.skill_versions(name="deploy")] == [other.id]
+        assert [r["entry_id"] for r in store.skill_versions(entry_ids=[v2.id, "missing"])] == [v2.id]
+        store.set_skill_version(v2.id, status="current", verified_at=T0 + timedelta(days=2))
+        store.set_skill_version(v1.id, status="retired")
+        assert [(r["status"], r["verified_at"]) for r in store.skill_versions(u, name="analytics")] == [
+            ("retired", None), ("current", T0 + timedelta(days=2))]
+        store.delete_entry(v1.id, u)
+        assert [r["version"] for r in store.skill_versions(u, name="analytics")] == [2]
+
+    def test_drift_marks_are_found_by_entity_either_way_and_go_with_their_entry(self, store: Store) -> None:
+        note, _ = store.insert_entry(row("analytics.events_v1 is deprecated, use events_v2", user_id="u"))
+        store.add_drift(note.id, Scope(user_id="u"), [("analytics.events_v1", "deprecated", None),
+                                                      ("order_items", "renamed", "line_items")], T0)
+        marks = store.drift_marks(["events_v1"])
+        assert [(m["entity"], m["kind"], m["replacement"], m["entry_id"]) for m in marks] == [
+            ("analytics.events_v1", "deprecated", None, note.id)]
+        assert marks[0]["scope"] == Scope(user_id="u") and marks[0]["created_at"] == T0
+        assert marks[0]["text"] == "analytics.events_v1 is deprecated, use events_v2"
+        assert [m["replacement"] for m in store.drift_marks(["shop.order_items", "nothing"])] == ["line_items"]
+        assert store.drift_marks(["events_v2"]) == [] and store.drift_marks([]) == []
+        store.archive_entries([note.id], reason="manual")
+        assert store.drift_marks(["events_v1"]) == []
+        store.restore_entries([note.id])
+        store.delete_entry(note.id, Scope(user_id="u"))
+        assert store.drift_marks(["events_v1"]) == []
 
     def test_a_rolled_back_inner_transaction_takes_its_entities_with_it(self, store: Store) -> None:
         with store.transaction():

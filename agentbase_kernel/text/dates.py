@@ -382,7 +382,10 @@ def _resolve_spans(text: str, ref: date) -> list[tuple[int, int, DateMention]]:
     candidates: list[tuple[int, int, int, int, DateMention]] = []
     for pattern, handler in _RULES:
         for m in pattern.finditer(text):
-            resolved = handler(m, ref)
+            try:
+                resolved = handler(m, ref)
+            except (OverflowError, ValueError):  # "last week" of year 1, "9000 years ago": off the calendar
+                resolved = None
             if resolved is None:
                 continue
             start, end, grain = resolved

@@ -1,8 +1,9 @@
-"""One database, every door: what an agent harness writes (Hermes' provider, the Claude SDK hooks) the Mem0 swap,
-the MCP server and the dashboard find - within its user's scope, and not in another user's.
+"""One database, every door: what an agent harness writes (Hermes' provider, the Claude SDK hooks, CrewAI's Memory)
+the Mem0 swap, the MCP server and the dashboard find - within its user's scope, and not in another user's.
 
-Hermes runs in its own virtualenv (hermes-agent's pins; see the Makefile), so its part is a script run by that
-interpreter on the same file: ``$AGENTBASE_HERMES_PYTHON`` (set by ``make test``), else ``.venv-hermes``.
+Hermes and CrewAI run in their own virtualenvs (their pins; see the Makefile), so their part is a script run by
+that interpreter on the same file: ``$AGENTBASE_HERMES_PYTHON`` / ``$AGENTBASE_CREWAI_PYTHON`` (set by
+``make test``), else ``.venv-hermes`` / ``.venv-crewai``.
 """
 
 from __future__ import annotations
@@ -42,11 +43,38 @@ HERMES_SCRIPT = textwrap.dedent("""
 """)
 
 
-def hermes_python() -> str:
-    python = os.environ.get("AGENTBASE_HERMES_PYTHON") or str(ROOT / ".venv-hermes" / "bin" / "python")
+CREWAI_SCRIPT = textwrap.dedent("""
+    import json, os, sys
+    for flag in ("CREWAI_DISABLE_TELEMETRY", "OTEL_SDK_DISABLED", "CREWAI_DISABLE_VERSION_CHECK"):
+        os.environ.setdefault(flag, "true")
+    from crewai.memory.unified_memory import Memory
+    from agentbase_adapters.crewai import AgentBaseStorage
+    from agentbase_kernel import AgentBase
+    from tests.adapters.crewai._fake_llm import ScriptedLLM
+    from tests.conftest import HashEmbedder
+
+    with AgentBase(sys.argv[1], embedder=HashEmbedder(), ner="regex") as db:
+        storage = AgentBaseStorage(db, user_id="alice", defer_embedding=False)
+        memory = Memory(storage=storage, embedder=storage.embedder, llm=ScriptedLLM())
+        record = memory.remember("Alice keeps hives by the orchard", scope="/user/alice",
+                                 categories=["bees"], importance=0.8)
+        memory.drain_writes()
+        found = [m.record.content for m in memory.recall("hives orchard", depth="shallow")]
+        memory.close()
+        storage.close()
+    print(json.dumps({"id": record.id, "found": found}))
+""")
+
+
+def _venv_python(variable: str, directory: str) -> str:
+    python = os.environ.get(variable) or str(ROOT / directory / "bin" / "python")
     if not Path(python).exists():
-        pytest.skip("needs the Hermes virtualenv (make test builds .venv-hermes and sets AGENTBASE_HERMES_PYTHON)")
+        pytest.skip(f"needs {directory} (make test builds it and sets {variable})")
     return python
+
+
+def hermes_python() -> str:
+    return _venv_python("AGENTBASE_HERMES_PYTHON", ".venv-hermes")
 
 
 def _shared(tmp_path: Path) -> Path:
@@ -123,3 +151,17 @@ async def test_what_the_claude_hooks_write_the_mem0_swap_mcp_and_dashboard_find(
         [entry] = db.sync.list(user_id="alice", role="user")
         assert entry.source == "claude" and entry.metadata["claude_entities"] == ["sensors/hive.py"]
     _found_everywhere(path, "beehive sensor module", "Split the beehive sensor code into its own module")
+
+
+def test_what_crewai_memory_writes_the_mem0_swap_mcp_and_dashboard_find(tmp_path):
+    python = _venv_python("AGENTBASE_CREWAI_PYTHON", ".venv-crewai")
+    path = _shared(tmp_path)
+    run = subprocess.run([python, "-c", CREWAI_SCRIPT, str(path)], capture_output=True, text=True, timeout=600,
+                         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), "CREWAI_STORAGE_DIR": str(tmp_path)})
+    assert run.returncode == 0, run.stderr[-3000:]
+    written = json.loads(run.stdout.strip().splitlines()[-1])
+    assert written["found"] == ["Alice keeps hives by the orchard"]
+    with AgentBase(path, embedder=HashEmbedder(), ner="regex") as db:
+        entry = db.sync.get(written["id"], user_id="alice")
+    assert entry.source == "crewai" and entry.metadata["crewai_scope"] == "/user/alice"
+    _found_everywhere(path, "hives orchard", "Alice keeps hives by the orchard")

@@ -1,4 +1,4 @@
-"""Issue 16, items 7-12: each defect a user reached through a public call, pinned.
+"""Each defect a user reached through a public call, pinned.
 
 Every call here used to raise a raw error (TypeError, RecursionError, AttributeError ...), lose a
 write, or write something no JSON reader accepts; each now gets ``InvalidArgument`` /

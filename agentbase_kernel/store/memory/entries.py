@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -12,7 +12,7 @@ import numpy as np
 
 from ...errors import DuplicateEntry, EmbeddingMismatch, EntryNotFound, InvalidArgument
 from ...records import Entry, HistoryEvent, Scope
-from ..base import NO_EMBEDDER, EntryFilter, iso, parse_iso, utcnow
+from ..base import NO_EMBEDDER, EntryFilter, iso, key_matches, parse_iso, utcnow
 from ..protocol import EntryRow
 from ..rows import new_entry_values, scope_key
 from .match import passes, prepare
@@ -51,6 +51,15 @@ class EntriesMixin(MemoryBase):
     def get_entries(self, entry_ids: Iterable[str]) -> dict[str, Entry]:
         with self._lock:
             return {i: self._entry(self.tables.entries[i]) for i in dict.fromkeys(entry_ids) if i in self.tables.entries}
+
+    def live_duplicates(self, keys: Iterable[tuple[Scope, str]]) -> dict[tuple[Scope, str], Entry]:
+        with self._lock:
+            out = {}
+            for scope, content_hash in dict.fromkeys(keys):
+                row = self._live_duplicate(scope_key(scope), content_hash)
+                if row is not None:
+                    out[scope, content_hash] = self._entry(row)
+            return out
 
     def list_entries(self, flt: EntryFilter, *, limit: int | None = 100, offset: int = 0,
                      order: str = "asc") -> list[Entry]:
@@ -173,6 +182,8 @@ class EntriesMixin(MemoryBase):
         t.session_entries = {k: v for k, v in t.session_entries.items() if k[1] not in gone}
         t.entry_sources = {k: v for k, v in t.entry_sources.items() if k[0] not in gone}
         t.conflicts = {k: c for k, c in t.conflicts.items() if c["entry_a"] not in gone and c["entry_b"] not in gone}
+        t.skill_versions = {k: v for k, v in t.skill_versions.items() if k not in gone}
+        t.drift = [m for m in t.drift if m["entry_id"] not in gone]
         for entry_id in gone:
             t.access.pop(entry_id, None)
         for session in t.sessions.values():
@@ -247,6 +258,34 @@ class EntriesMixin(MemoryBase):
                     seen.add(eid)
                     nodes.append({**by_id[eid], "entries": 0})
             return {"nodes": nodes, "edges": edges}
+
+    def entity_matches(self, keys: Sequence[str], flt: EntryFilter, limit: int = 200) -> dict[str, list[str]]:
+        keys = list(dict.fromkeys(k for k in keys if k))
+        if not keys or limit <= 0:
+            return {}
+        with self._lock:
+            rows = self._rows(flt)
+            rid = {r["id"]: r["rid"] for r in rows}
+            by_id = {e["id"]: e for e in self.tables.entities.values()}
+            pairs = [(entry_id, by_id[eid]["norm"]) for eid, entry_id in self.tables.entity_entries if entry_id in rid]
+        out: dict[str, list[str]] = {}
+        for entry_id, norm in sorted(pairs, key=lambda p: -rid[p[0]]):
+            names = key_matches(norm, keys)
+            if not names or (entry_id not in out and len(out) >= limit):
+                continue
+            matched = out.setdefault(entry_id, [])
+            matched.extend(k for k in names if k not in matched)
+        return out
+
+    def entities_of(self, entry_ids: Iterable[str]) -> dict[str, list[str]]:
+        wanted = set(entry_ids)
+        with self._lock:
+            by_id = {e["id"]: e for e in self.tables.entities.values()}
+            out: dict[str, list[str]] = {}
+            for eid, entry_id in sorted(self.tables.entity_entries):
+                if entry_id in wanted:
+                    out.setdefault(entry_id, []).append(by_id[eid]["norm"])
+        return out
 
     # -- vectors (VectorStore) -----------------------------------------------------------------------
     def check_embedder(self, name: str, dim: int) -> None:

@@ -24,6 +24,7 @@ from ..rows import (
 )
 from ..vectors import encode
 from .governance import GovernanceMixin
+from .skills import SkillsMixin
 from .tables import now
 
 __all__ = ["PortableMixin"]
@@ -34,7 +35,7 @@ def _times(fields: dict[str, Any]) -> dict[str, Any]:
     return {k: (export_time(v, k) if k in TIME_FIELDS else v) for k, v in fields.items()}
 
 
-class PortableMixin(GovernanceMixin):
+class PortableMixin(GovernanceMixin, SkillsMixin):
     """``export_records``, ``import_record``, ``restore_times``."""
 
     # -- export --------------------------------------------------------------------------------

@@ -64,6 +64,8 @@ class Tables:
     confidence: dict[str, tuple[float, float, float]] = field(default_factory=dict)  # entry id -> alpha, beta, conf
     zones: dict[str, dict[str, Any]] = field(default_factory=dict)
     proposals: dict[str, dict[str, Any]] = field(default_factory=dict)
+    skill_versions: dict[str, dict[str, Any]] = field(default_factory=dict)  # entry id -> row
+    drift: list[dict[str, Any]] = field(default_factory=list)  # entity_drift, by seq
     counters: dict[str, int] = field(default_factory=lambda: {"rid": 0, "history": 0, "message": 0, "entity": 0,
                                                               "audit": 0})
 

@@ -21,6 +21,7 @@ from ..sql.schema import (
     CORE_TABLES,
     GOVERNANCE_TABLES,
     OUTCOME_ZONE_TABLES,
+    SKILL_TABLES,
     SchemaTypes,
     statements,
 )
@@ -353,14 +354,19 @@ def m008_audit_prune_at_commit(conn: Any) -> None:
     )
 
 
-# an entry row as JSON: what an audit row of a change to it keeps (``state``), as SQLite's m009
+def m009_skills(conn: Any) -> None:
+    """Skill versions and entity drift marks (as SQLite's m009)."""
+    _run_tables(conn, SKILL_TABLES)
+
+
+# an entry row as JSON: what an audit row of a change to it keeps (``state``), as SQLite's m010
 _ENTRY_STATE = ("jsonb_build_object(" + ", ".join(f"'{c}', e.{c}" for c in ENTRY_FIELDS)
                 + ", 'dedup', e.dedup_key = e.content_hash)")
 
 
-def m009_outcomes_zones_replay(conn: Any) -> None:
+def m010_outcomes_zones_replay(conn: Any) -> None:
     """Outcomes and the Beta counts behind confidence, approval zones and proposals, and the audit
-    log made replayable (as SQLite's m009): each row of an entry's change keeps the row as it became
+    log made replayable (as SQLite's m010): each row of an entry's change keeps the row as it became
     (``state``, filled before the row is inserted), and a pruned log says so (``meta.audit_pruned``)."""
     conn.execute("ALTER TABLE audit_log ADD COLUMN state jsonb")
     _run_tables(conn, OUTCOME_ZONE_TABLES)
@@ -402,5 +408,5 @@ def m009_outcomes_zones_replay(conn: Any) -> None:
 
 MIGRATIONS: list[Callable[[Any], None]] = [m001_core, m002_entry_changes, m003_lifecycle, m004_importance_archive,
                                            m005_term_frequencies, m006_governance, m007_scope_cover,
-                                           m008_audit_prune_at_commit, m009_outcomes_zones_replay]
+                                           m008_audit_prune_at_commit, m009_skills, m010_outcomes_zones_replay]
 SCHEMA_VERSION = len(MIGRATIONS)

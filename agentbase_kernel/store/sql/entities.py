@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from ..base import EntryFilter
+from ..base import EntryFilter, key_matches
 from .core import SqlCore, mapped
 
-__all__ = ["EntitiesMixin"]
+__all__ = ["EntitiesMixin", "like_suffixes"]
+
+
+def like_suffixes(key: str) -> list[str]:
+    """LIKE patterns (escape ``\\``) for the norms that end with ``/key`` or ``.key``."""
+    escaped = key.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return [f"%/{escaped}", f"%.{escaped}"]
 
 
 class EntitiesMixin(SqlCore):
@@ -77,3 +84,40 @@ class EntitiesMixin(SqlCore):
                                             sorted(extra - set(ids)))
         nodes = [{"id": r[0], "norm": r[1], "label": r[2], "text": r[3], "entries": r[4]} for r in node_rows]
         return {"nodes": nodes, "edges": edges}
+
+    @mapped
+    def entity_matches(self, keys: Sequence[str], flt: EntryFilter, limit: int = 200) -> dict[str, list[str]]:
+        keys = list(dict.fromkeys(k for k in keys if k))
+        if not keys or limit <= 0:
+            return {}
+        where, args = self.where_sql(flt)
+        names: list[str] = []
+        name_args: list[Any] = []
+        for key in keys:
+            names.append("n.norm = ?")
+            name_args.append(key)
+            for pattern in like_suffixes(key):
+                names.append("n.norm LIKE ? ESCAPE '\\'")
+                name_args.append(pattern)
+        out: dict[str, list[str]] = {}
+        with self.conns.read() as conn:
+            rows = conn.execute(
+                "SELECT x.entry_id, n.norm FROM entities n JOIN entity_entries x ON x.entity_id = n.id "
+                f"JOIN entries e ON e.id = x.entry_id WHERE ({' OR '.join(names)}) AND {where} "
+                "ORDER BY e.rid DESC", [*name_args, *args]).fetchall()
+        for entry_id, norm in rows:
+            if entry_id not in out and len(out) >= limit:
+                continue
+            matched = out.setdefault(entry_id, [])
+            matched.extend(k for k in key_matches(norm, keys) if k not in matched)
+        return out
+
+    @mapped
+    def entities_of(self, entry_ids: Iterable[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        with self.conns.read() as conn:
+            for entry_id, norm in self.select_in(
+                    conn, "SELECT x.entry_id, n.norm FROM entity_entries x JOIN entities n ON n.id = x.entity_id "
+                          "WHERE {in} ORDER BY n.id", "x.entry_id", entry_ids):
+                out.setdefault(entry_id, []).append(norm)
+        return out

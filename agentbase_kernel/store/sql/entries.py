@@ -87,6 +87,22 @@ class EntriesMixin(SqlCore):
         return {row[1]: self._entry(row) for row in rows}
 
     @mapped
+    def live_duplicates(self, keys: Iterable[tuple[Scope, str]]) -> dict[tuple[Scope, str], Entry]:
+        """One read per scope of the keys: the live rows whose ``dedup_key`` is one of its hashes."""
+        by_scope: dict[str, dict[str, tuple[Scope, str]]] = {}
+        for scope, content_hash in keys:
+            by_scope.setdefault(scope_key(scope), {})[content_hash] = (scope, content_hash)
+        found: dict[tuple[Scope, str], Entry] = {}
+        with self.conns.read() as conn:
+            for key, hashes in by_scope.items():
+                rows = self.select_in(conn, f"SELECT {ENTRY_COLS}, dedup_key FROM entries "
+                                      "WHERE scope_key = ? AND invalid_at IS NULL AND {in}",
+                                      "dedup_key", hashes, key)
+                for row in rows:
+                    found[hashes[row[-1]]] = self._entry(row[:-1])
+        return found
+
+    @mapped
     def entries_by_rid(self, rids: Iterable[int]) -> dict[int, Entry]:
         with self.conns.read() as conn:
             rows = self.select_in(conn, f"SELECT {ENTRY_COLS} FROM entries WHERE {{in}}", "rid",

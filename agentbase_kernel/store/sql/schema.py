@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-__all__ = ["AUDIT_TABLES", "CAPACITY_TABLE", "CORE_TABLES", "GOVERNANCE_TABLES", "OUTCOME_ZONE_TABLES", "SchemaTypes",
-           "statements"]
+__all__ = ["AUDIT_TABLES", "CAPACITY_TABLE", "CORE_TABLES", "GOVERNANCE_TABLES", "OUTCOME_ZONE_TABLES", "SKILL_TABLES",
+           "SchemaTypes", "statements"]
 
 
 @dataclass(frozen=True)
@@ -342,6 +342,43 @@ CREATE TABLE IF NOT EXISTS proposals (
     result_entry_id {text}
 );
 CREATE INDEX IF NOT EXISTS proposals_status ON proposals (status, created_at);
+"""
+
+# skills as governed records: each version of a named skill is an entry (context_type 'skill');
+# ``current`` is the promoted one, ``candidate`` a newer version waiting for promotion (archived,
+# out of search), ``retired`` an older one (superseded). Entity drift: a memory saying an entity is
+# deprecated or renamed, read by the skills that name it.
+SKILL_TABLES = """
+CREATE TABLE IF NOT EXISTS skill_versions (
+    entry_id {text} PRIMARY KEY REFERENCES entries (id) ON DELETE CASCADE,
+    scope_key {text} NOT NULL,
+    user_id {text},
+    agent_id {text},
+    project_id {text},
+    session_id {text},
+    name {text} NOT NULL,
+    version {int} NOT NULL,
+    authored_by {text},
+    status {text} NOT NULL CHECK (status IN ('current', 'candidate', 'retired')),
+    created_at {time} NOT NULL,
+    verified_at {time},
+    UNIQUE (scope_key, name, version)
+);
+
+CREATE TABLE IF NOT EXISTS entity_drift (
+    seq {serial},
+    entity {text} NOT NULL,
+    kind {text} NOT NULL CHECK (kind IN ('deprecated', 'renamed')),
+    replacement {text},
+    entry_id {text} NOT NULL REFERENCES entries (id) ON DELETE CASCADE,
+    user_id {text},
+    agent_id {text},
+    project_id {text},
+    session_id {text},
+    created_at {time} NOT NULL
+);
+CREATE INDEX IF NOT EXISTS entity_drift_entity ON entity_drift (entity);
+CREATE INDEX IF NOT EXISTS entity_drift_entry ON entity_drift (entry_id);
 """
 
 

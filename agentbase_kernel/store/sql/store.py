@@ -20,14 +20,15 @@ from .governance import GovernanceMixin
 from .portable import PortableMixin
 from .replay import ReplayMixin
 from .sessions import SessionsMixin
+from .skills import SkillsMixin
 
 __all__ = ["SqlStore"]
 
 
-class SqlStore(SessionsMixin, PortableMixin, AuditMixin, ArchiveMixin, GovernanceMixin, ReplayMixin):
+class SqlStore(SessionsMixin, PortableMixin, AuditMixin, ArchiveMixin, GovernanceMixin, SkillsMixin, ReplayMixin):
     """The backend-neutral part of a SQL store: entries and history, sessions and messages,
-    entities, traces, archive, governance, audit, export and import; outcomes, approval zones,
-    proposals and the audit log's replay.
+    entities, traces, archive, governance, audit, export and import, skill versions and entity drift;
+    outcomes, approval zones, proposals and the audit log's replay.
 
     Usage::
 

@@ -16,6 +16,7 @@ from ..sql.schema import (
     CORE_TABLES,
     GOVERNANCE_TABLES,
     OUTCOME_ZONE_TABLES,
+    SKILL_TABLES,
     SchemaTypes,
     statements,
 )
@@ -324,8 +325,8 @@ def m007_importance_archive(conn: Any) -> None:
 
 
 def m008_governance(conn: Any) -> None:
-    """Provenance and trust on every entry, per-scope permission policies, and conflicts (issue 22
-    items 5, 6, 8; ``store/sqlite/governance.py``, docs/lifecycle.md).
+    """Provenance and trust on every entry, per-scope permission policies, and conflicts
+    (``store/sql/governance.py``, docs/lifecycle.md).
 
     Existing entries get the trust their role implies (``rules/trust.py``); the audit switch is
     off while they are stamped, so the migration writes no audit row per entry. Idempotent: a file
@@ -351,6 +352,12 @@ def m008_governance(conn: Any) -> None:
         conn.execute("UPDATE meta SET value = ? WHERE key = 'audit_enabled'", (audit[0],))
 
 
+def m009_skills(conn: Any) -> None:
+    """Skill versions (name, version, author, status, verification) and entity drift marks
+    (``store/sql/skills.py``, docs/skills.md)."""
+    _run_tables(conn, SKILL_TABLES)
+
+
 # an entry row as JSON: what an audit row of a change to it keeps (``state``), so that replaying the
 # log rebuilds the row (``store/sql/replay.py``)
 _ENTRY_STATE = "json_object(" + ", ".join(
@@ -358,7 +365,7 @@ _ENTRY_STATE = "json_object(" + ", ".join(
 ) + ", 'dedup', e.dedup_key = e.content_hash)"
 
 
-def m009_outcomes_zones_replay(conn: Any) -> None:
+def m010_outcomes_zones_replay(conn: Any) -> None:
     """Outcomes and the Beta counts behind confidence, approval zones and proposals, and the audit
     log made replayable: each row of an entry's change keeps the row as it became (``state``), and a
     pruned log says so (``meta.audit_pruned``: replay needs the whole log)."""
@@ -389,5 +396,5 @@ def m009_outcomes_zones_replay(conn: Any) -> None:
 MIGRATIONS: list[Callable[[Any], None]] = [m001_core, m002_entry_changes, m003_live_count_index,
                                            m004_search_context, m005_injective_scope_keys,
                                            m006_lifecycle, m007_importance_archive, m008_governance,
-                                           m009_outcomes_zones_replay]
+                                           m009_skills, m010_outcomes_zones_replay]
 SCHEMA_VERSION = len(MIGRATIONS)

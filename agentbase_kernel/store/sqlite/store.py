@@ -178,7 +178,7 @@ class SqliteStore(VectorsMixin, FtsMixin, SqlStore):
         with self.conns.read() as conn:
             # A connection that outlived writes made by this process's other connections can hold a
             # stale FTS5 structure: its integrity_check then says "malformed inverted index" on a
-            # healthy file (issue 9). A fresh connection of the same library sees the file as it is.
+            # healthy file. A fresh connection of the same library sees the file as it is.
             fresh = self._module.connect(str(self.path), timeout=self.conns.busy_timeout_ms / 1000)
             try:
                 integrity = fresh.execute("PRAGMA integrity_check").fetchone()[0]

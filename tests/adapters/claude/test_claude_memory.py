@@ -75,7 +75,11 @@ async def test_the_exchange_and_touched_files_are_written_at_stop(memory, kernel
     assert [(e.role, e.l2_full, e.scope.session_id, e.source) for e in entries] == [
         ("user", "The pool runs out under load, fix src/db.py", "sess-1", "claude"),
         ("assistant", "Raised the pool size to 20.", "sess-1", "claude")]
-    assert entries[0].metadata == {"claude_entities": ["src/db.py", "config"], "claude_tools": ["Read", "Edit", "Grep"]}
+    assert entries[0].metadata == {"claude_entities": ["src/db.py", "config"], "claude_tools": ["Read", "Edit", "Grep"],
+                                   "touched_entities": ["src/db.py", "config"]}
+    # the finished turn is linked to the files it touched: the next retrieval for them finds it
+    found = kernel.retrieve_by_entities(["config"], user_id="alice")
+    assert [h.entry.l2_full for h in found] == ["Raised the pool size to 20.", "The pool runs out under load, fix src/db.py"]
 
 
 async def test_a_tool_on_a_file_brings_the_memories_about_that_file(memory, kernel):

@@ -8,39 +8,19 @@ a later conversation must find the memory file. Then the store dies mid-run.
 
 from __future__ import annotations
 
-import itertools
 import re
-from collections.abc import Callable, Sequence
 from typing import Any
 
 from deepagents import create_deep_agent
 from deepagents.backends import CompositeBackend, StateBackend, StoreBackend
-from langchain_core.language_models import LanguageModelInput
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, ToolMessage
-from langchain_core.runnables import Runnable
-from langchain_core.tools import BaseTool
 from langgraph.store.memory import InMemoryStore
 
 from agentbase_adapters._failopen import FailOpen
 from agentbase_adapters.deepagents import AgentBaseBackend
 from agentbase_kernel import AgentBase
-
-
-class ToolCallingFakeModel(GenericFakeChatModel):
-    """``GenericFakeChatModel`` that accepts tools, as deepagents' tests patch it."""
-
-    def bind_tools(self, tools: Sequence[dict[str, Any] | type | Callable | BaseTool], *, tool_choice: str | None = None,
-                   **kwargs: Any) -> Runnable[LanguageModelInput, AIMessage]:
-        return self
-
-
-_ids = itertools.count()
-
-
-def _call(name: str, **args: Any) -> AIMessage:
-    return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": f"call_{next(_ids)}"}])
-
+from tests.adapters.deepagents._fake_model import ToolCallingFakeModel
+from tests.adapters.deepagents._fake_model import tool_call as _call
 
 CONVERSATIONS = [
     [_call("write_file", file_path="/memories/alice.md", content="# Alice\n- allergic to peanuts\n- TODO: book dentist\n"),

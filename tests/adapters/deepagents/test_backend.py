@@ -141,3 +141,23 @@ def test_a_store_that_goes_away_answers_with_errors_not_exceptions(tmp_path, has
     assert backend.download_files(["/a.md"])[0].error.startswith("Error: memory store unavailable")
     assert guard.stats.failed == 2 and guard.stats.refused == 7 and guard.stats.sent_while_open == 0
     assert asyncio.run(backend.aread("/a.md")).error.startswith("Error: memory store unavailable")
+
+
+def test_arguments_of_the_wrong_type_are_the_operations_error_not_a_store_failure(db, ours):
+    """deepagents' convention is an ``error`` in the result; its own backends raise a raw ``AttributeError`` (or
+    store ``None`` as a file) here. Ours answers each with an error and never counts it against the store."""
+    ours.write("/kept.md", "kept\n")
+    results = {
+        "write": ours.write("/x.md", None), "write_path": ours.write(None, "x"), "ls": ours.ls(None),
+        "read": ours.read("/kept.md", offset="1"), "edit": ours.edit("/kept.md", None, "y"),
+        "edit_flag": ours.edit("/kept.md", "kept", "y", replace_all="yes"), "delete": ours.delete(3),
+        "grep": ours.grep(None), "grep_count": ours.grep("kept", max_count="2"), "glob": ours.glob(None),
+    }
+    for name, result in results.items():
+        assert result.error and result.error.startswith("Error: ") and " must be " in result.error, name
+    assert results["write"].error == "Error: content must be str, not NoneType"
+    assert [r.error for r in ours.upload_files([("/ok.md", b"ok"), ("/bad.md", "not bytes"), None])] == \
+        [None, "invalid_path", "invalid_path"]
+    assert [(r.path, r.error) for r in ours.download_files(["/ok.md", 7])] == [("/ok.md", None), ("7", "invalid_path")]
+    assert sorted(e.metadata["file_path"] for e in db.sync.list(user_id="alice")) == ["/kept.md", "/ok.md"]
+    assert ours.guard.stats.failed == 0 and ours.read("/kept.md").file_data["content"] == "kept\n"

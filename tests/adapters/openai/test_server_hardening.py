@@ -1,4 +1,4 @@
-"""Issue 16, items 1-6: the OpenAI-wire server against cross-site writes, rebinding, oversized and
+"""The OpenAI-wire server against cross-site writes, rebinding, oversized and
 malformed bodies, keys on the command line, and files written with another embedder.
 
 In-process requests go to ``http://127.0.0.1:8000`` so they arrive "on loopback" and the Host

@@ -1,0 +1,10 @@
+"""CrewAI offline: no telemetry, no version check, no tracing prompt; LanceDB (CrewAI's default storage) and
+agentbase side by side on the same embedder, so their answers compare."""
+
+from __future__ import annotations
+
+import os
+
+for _flag in ("CREWAI_DISABLE_TELEMETRY", "OTEL_SDK_DISABLED", "CREWAI_DISABLE_VERSION_CHECK"):
+    os.environ.setdefault(_flag, "true")
+os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
