@@ -363,7 +363,7 @@ def _front_value(entry: Entry, key: str) -> Any:
 
 def _get(kernel: Kernel, entry_id: str) -> Entry | None:
     try:
-        return kernel._ready().get_entry(entry_id)
+        return kernel.get(entry_id)  # the public read: the kernel's agent sees what it may read
     except EntryNotFound:
         return None
 

@@ -152,7 +152,39 @@ async def search_memories(db: AgentBase, scope: Scope, args: dict[str, Any]) -> 
     out: dict[str, Any] = {"results": [hit_json(h) for h in found], "trace_id": found.trace.id}
     if found.degrade_reason:
         out["degraded"] = found.degrade_reason
+    if found.skill_warnings:
+        out["skill_warnings"] = [w.message for w in found.skill_warnings]
     return out
+
+
+@_tool("recall_for_entities",
+       "Before acting on files, tables, URLs or ids: the memories and skills linked to them (what happened the "
+       "last times they were touched), best first, within a token budget; stale skills come with warnings.",
+       {"entities": {"type": "array", "minItems": 1, "maxItems": 32,
+                     "items": {"type": "string", "minLength": 1, "maxLength": 1024},
+                     "description": "File paths, table names, URLs or ids, e.g. ['src/app/db.py', 'orders']."},
+        "top_k": {"type": "integer", "minimum": 1, "maximum": LIMITS["top_k"], "default": 10},
+        "budget_tokens": {"type": "integer", "minimum": 1, "maximum": 100_000,
+                          "description": "Keep the results within about this many tokens."}},
+       ["entities"], read_only=True)
+async def recall_for_entities(db: AgentBase, scope: Scope, args: dict[str, Any]) -> dict[str, Any]:
+    found = await db.retrieve_by_entities(args["entities"], top_k=args.get("top_k", 10),
+                                          budget_tokens=args.get("budget_tokens"), **scope)
+    out: dict[str, Any] = {"results": [hit_json(h) for h in found]}
+    if found.skill_warnings:
+        out["skill_warnings"] = [w.message for w in found.skill_warnings]
+    return out
+
+
+@_tool("list_skills",
+       "List the named skills (how-tos) stored for this scope: version, author, health in [0, 1] and a warning "
+       "when a skill is stale or names something since deprecated or renamed.",
+       {}, read_only=True)
+async def list_skills(db: AgentBase, scope: Scope, args: dict[str, Any]) -> dict[str, Any]:
+    return {"skills": [{"name": s.name, "version": s.version, "id": s.id, "text": s.text, "health": s.health,
+                        **({"authored_by": s.authored_by} if s.authored_by else {}),
+                        **({"warning": s.warning.message} if s.warning else {})}
+                       for s in await db.list_skills(**scope)]}
 
 
 @_tool("get_memory", "Read one memory by id, with its metadata, tags and timestamps.",

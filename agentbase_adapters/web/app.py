@@ -223,11 +223,13 @@ def create_app(kernel: Kernel, *, allow_edit: bool = False, api_key: str | None 
         filters = _filters(request)
         pg = _int(request, "page", 1, 1, _MAX_SEARCH_PAGE if q else _MAX_PAGE)
         trace_id = None
+        warnings: list[str] = []
         if q:
             found = kernel.find(q, top_k=pg * _PER_PAGE, **scope_args(scope), **filters)
             rows = [{"entry": h.entry, "score": h.score, "matched_by": h.matched_by, "similarity": h.similarity}
                     for h in found.hits[(pg - 1) * _PER_PAGE:]]
             trace_id, total = found.trace.id, None
+            warnings = [w.message for w in found.skill_warnings]
             more = len(found.hits) == pg * _PER_PAGE
         else:
             if filters.get("context_type") not in (None, *(t.value for t in ContextType)):
@@ -238,7 +240,7 @@ def create_app(kernel: Kernel, *, allow_edit: bool = False, api_key: str | None 
             more = pg * _PER_PAGE < total
         params = {k: v for k, v in request.query_params.items() if k != "page" and v}
         return page(request, "memories.html", q=q, rows=rows, total=total, page_no=pg, more=more,
-                    trace_id=trace_id, filters=filters, params=params, per_page=_PER_PAGE,
+                    trace_id=trace_id, skill_warnings=warnings, filters=filters, params=params, per_page=_PER_PAGE,
                     types=[t.value for t in ContextType], query_string=urlencode(params))
 
     def entry(request: Request) -> Response:

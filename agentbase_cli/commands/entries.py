@@ -124,9 +124,12 @@ def find(ctx: click.Context, query: str, top_k: int, as_json: bool, **params: An
     with open_kernel(ctx, models=True) as kernel:
         result = kernel.find(query, top_k=top_k, **_filters(params))
     if as_json:
-        echo_json({"hits": [hit for hit in result], "degrade_reason": result.degrade_reason})
+        echo_json({"hits": [hit for hit in result], "degrade_reason": result.degrade_reason,
+                   "skill_warnings": [w.message for w in result.skill_warnings]})
         return
     table(hit_row(hit) for hit in result)
+    for warning in result.skill_warnings:
+        click.echo(f"warning: {warning.message}", err=True)
     if result.degrade_reason:
         _note(ctx, f"(degraded: {result.degrade_reason})")
     if not len(result):

@@ -182,11 +182,24 @@ def _rebuild(kernel: Kernel, quiet: bool) -> dict[str, Any]:
 
 
 @click.command(cls=AgentbaseCommand)
+@click.option("--from-markdown", "from_markdown", type=click.Path(exists=True, file_okay=False), metavar="DIR",
+              help="First write the memories and sessions of a Markdown mirror into the database (ids and times "
+                   "kept; `agentbase markdown export`), creating the file if needed.")
 @json_option
 @database_options()
 @click.pass_context
-def rebuild(ctx: click.Context, as_json: bool) -> None:
-    """Rebuild the full-text index and embed every text that has no vector; then verify. Exit 4 if still unhealthy."""
+def rebuild(ctx: click.Context, from_markdown: str | None, as_json: bool) -> None:
+    """Rebuild the full-text index and embed every text that has no vector; then verify. Exit 4 if still unhealthy.
+
+    With --from-markdown DIR the database is first filled from the mirror's files.
+    """
+    if from_markdown is not None:
+        with open_kernel(ctx, models=True, create=True) as kernel:
+            imported = kernel.rebuild_from_markdown(from_markdown)
+        if not _settings(ctx).quiet:
+            counts = imported["by_type"]
+            click.echo(f"from {from_markdown}: " + ", ".join(
+                f"{kind} {sum(c.values())}" for kind, c in sorted(counts.items())), err=True)
     with open_kernel(ctx, models=True, ner=False) as kernel:
         report = _rebuild(kernel, _settings(ctx).quiet)
     echo_json(report) if as_json else echo_fields(list(report.items()))

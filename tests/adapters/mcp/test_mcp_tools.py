@@ -11,7 +11,8 @@ from agentbase_kernel import EntryNotFound
 
 EXPECTED_TOOLS = {"add_memory", "search_memories", "get_memory", "list_memories", "update_memory", "delete_memory",
                   "delete_all_memories", "memory_history", "add_message", "get_session", "list_sessions",
-                  "list_entities", "entity_graph", "memory_stats", "export_memories"}
+                  "list_entities", "entity_graph", "memory_stats", "export_memories", "recall_for_entities",
+                  "list_skills"}
 
 
 def test_lists_every_tool_with_a_description_and_a_closed_schema(alice):
@@ -227,3 +228,26 @@ def test_a_handshake_era_client_gets_the_same_server(server_db):
         assert legacy.fails("get_memory", {"memory_id": added["id"], "user_id": "bob"})
     finally:
         legacy.close()
+
+
+def test_recall_for_entities_and_skills_with_their_warnings(alice, kernel_on):
+    from datetime import timedelta
+
+    from agentbase_kernel.store.base import utcnow
+
+    kernel_on.add_memory("Before editing src/billing/invoice.py run the tax tests", user_id="alice")
+    skill = kernel_on.add_skill("invoices", "Regenerate invoices from the invoice_lines table", user_id="alice",
+                                created_at=utcnow() - timedelta(days=60))
+    out = alice.ok("recall_for_entities", {"entities": ["src/billing/invoice.py"], "budget_tokens": 200})
+    assert [r["content"] for r in out["results"]] == ["Before editing src/billing/invoice.py run the tax tests"]
+    assert "skill_warnings" not in out
+    [listed] = alice.ok("list_skills")["skills"]
+    assert (listed["name"], listed["version"], listed["id"]) == ("invoices", 1, skill.id)
+    assert listed["warning"] == ("Skill 'invoices' is stale (health 0.25): not used or verified since it was "
+                                 "written 60 days ago")
+    found = alice.ok("recall_for_entities", {"entities": ["invoice_lines"]})
+    assert found["skill_warnings"] == [listed["warning"]]
+    kernel_on.flush_lifecycle()
+    # being retrieved is being used: the skill's clock restarts (docs/skills.md)
+    assert "skill_warnings" not in alice.ok("search_memories", {"query": "regenerate invoices"})
+    assert alice.fails("recall_for_entities", {"entities": []})

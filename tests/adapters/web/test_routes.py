@@ -338,3 +338,16 @@ def test_agentbase_web_script_serves_a_file(dashboard_file, copy_db_location):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_a_search_shows_the_warning_of_a_stale_skill(tmp_path):
+    from datetime import timedelta
+
+    from agentbase_kernel.store.base import utcnow
+
+    with Kernel(tmp_path / "skills.db", embedder=HashEmbedder(), ner="regex") as k:
+        k.add_skill("analytics-schema", "Revenue per day comes from the orders_daily view", user_id="u",
+                    created_at=utcnow() - timedelta(days=45))
+        page = _client(k).get("/memories?q=revenue+per+day&user_id=u").text
+    assert ('<ul id="skill-warnings" class="warnings"><li>&#9888; Skill &#39;analytics-schema&#39; is stale '
+            '(health 0.35): not used or verified since it was written 45 days ago</li></ul>') in page
