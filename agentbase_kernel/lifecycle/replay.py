@@ -10,13 +10,13 @@ rows of its own. Vectors and entity links are derived: the caller re-derives the
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from ..errors import IncompleteAuditLog, InvalidArgument
 from ..records import Scope
-from ..store.protocol import Store
+from ..store.protocol import GovernanceStore, Maintenance, PortableStore
 
-__all__ = ["ENTRY_KINDS", "check_complete", "replay_log"]
+__all__ = ["ENTRY_KINDS", "ReplaySource", "ReplayTarget", "check_complete", "replay_log"]
 
 #: audit kinds whose rows keep an entry's state
 ENTRY_KINDS = frozenset({"write", "update", "supersede", "archive", "restore"})
@@ -25,7 +25,15 @@ _PASSED = frozenset({"read", "denied", "resolve"})
 _PAGE = 500
 
 
-def check_complete(source: Store, from_sequence: int) -> None:
+class ReplaySource(Maintenance, PortableStore, Protocol):
+    """What a replay reads: the log (``audit_log``) and the file's marks (``meta``)."""
+
+
+class ReplayTarget(GovernanceStore, PortableStore, Protocol):
+    """What a replay writes: entries back from their state, policies, outcomes, zones, proposals."""
+
+
+def check_complete(source: ReplaySource, from_sequence: int) -> None:
     """``IncompleteAuditLog`` when the log cannot rebuild the state from ``from_sequence`` on."""
     meta = source.meta()
     first = source.audit_log(from_sequence, 1)
@@ -44,7 +52,7 @@ def _scope(ids: Any) -> Scope:
     return Scope(*ids) if isinstance(ids, (tuple, list)) else Scope(**(ids or {}))
 
 
-def _apply(target: Store, row: dict[str, Any]) -> bool:
+def _apply(target: ReplayTarget, row: dict[str, Any]) -> bool:
     """Apply one audit row to ``target``; ``False`` when the row changes nothing a replay rebuilds."""
     kind, detail = row["kind"], row["detail"] or {}
     if kind in ENTRY_KINDS:
@@ -85,7 +93,7 @@ def _apply(target: Store, row: dict[str, Any]) -> bool:
     return True
 
 
-def replay_log(source: Store, target: Store, *, from_sequence: int = 0,
+def replay_log(source: ReplaySource, target: ReplayTarget, *, from_sequence: int = 0,
                progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Apply ``source``'s audit rows after ``from_sequence`` to ``target``, in order, in one transaction.
 
