@@ -361,7 +361,9 @@ def m009_skills(conn: Any) -> None:
 # an entry row as JSON: what an audit row of a change to it keeps (``state``), so that replaying the
 # log rebuilds the row (``store/sql/replay.py``)
 _ENTRY_STATE = "json_object(" + ", ".join(
-    f"'{c}', json(e.{c})" if c in JSON_ENTRY_FIELDS else f"'{c}', e.{c}" for c in ENTRY_FIELDS
+    # a JSON column that is not valid JSON (an old file's NaN) is kept as its text: the write must not fail
+    f"'{c}', CASE WHEN json_valid(e.{c}) THEN json(e.{c}) ELSE e.{c} END" if c in JSON_ENTRY_FIELDS
+    else f"'{c}', e.{c}" for c in ENTRY_FIELDS
 ) + ", 'dedup', e.dedup_key = e.content_hash)"
 
 
