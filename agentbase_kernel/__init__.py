@@ -33,6 +33,7 @@ from .errors import (
     SessionNotFound,
     SkillNotFound,
     StorageError,
+    WrongType,
 )
 from .governance import AsyncGovernance, Governance
 from .ingest.streams import speaker_prefix
@@ -137,6 +138,7 @@ __all__ = [
     "StorageError",
     "Trace",
     "TraceStep",
+    "WrongType",
     "Zone",
     "get_embedder",
     "in_thread",

@@ -134,9 +134,9 @@ class IngestConfig:
 
 @dataclass(frozen=True)
 class RetrievalConfig:
-    """Retrieval weights and switches. Defaults were chosen on the LoCoMo dev set
-    (``benchmarks/locomo.py``); steps that did not help there are off by default. The figures
-    behind each default: docs/retrieval.md, "Where each default comes from"."""
+    """Retrieval weights and switches. Defaults were chosen on the dev sets (LoCoMo first, then the
+    assistant set; ``benchmarks/locomo.py``); steps that did not help are off by default. The
+    figures behind each default: docs/retrieval.md, "Where each default comes from"."""
 
     # "score": a convex mix of max-normalised BM25 and cosine over both legs' candidates, which
     # keeps how far ahead the leader is; "rrf": reciprocal rank fusion

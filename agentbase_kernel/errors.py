@@ -10,6 +10,7 @@ reaches a caller. Each class also subclasses the builtin that callers already ca
     │   ├── MessageNotFound
     │   └── SkillNotFound
     ├── InvalidArgument (ValueError)
+    │   ├── WrongType (TypeError too)
     │   ├── ScopeError
     │   ├── DuplicateEntry
     │   ├── ImportConflict
@@ -53,6 +54,7 @@ __all__ = [
     "SessionNotFound",
     "SkillNotFound",
     "StorageError",
+    "WrongType",
 ]
 
 
@@ -111,6 +113,10 @@ class InvalidArgument(AgentBaseError, ValueError):
         super().__init__(message)
         self.param = param
         self.code = code
+
+
+class WrongType(InvalidArgument, TypeError):
+    """An argument of the wrong type: also a ``TypeError``, which Python and the frameworks raise there."""
 
 
 class ScopeError(InvalidArgument):
