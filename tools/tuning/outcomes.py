@@ -21,7 +21,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-from harness import dia_ids, load, questions, refs_of  # noqa: E402
+from harness import dia_ids, load, questions, refs_of
 
 WEIGHTS = (0.0, 0.1, 0.25, 0.5, 1.0)
 FLOORS = (0.5, 0.7)
