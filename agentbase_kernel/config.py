@@ -134,9 +134,9 @@ class IngestConfig:
 
 @dataclass(frozen=True)
 class RetrievalConfig:
-    """Retrieval weights and switches. Defaults were chosen on the LoCoMo dev set
-    (``benchmarks/locomo.py``); steps that did not help there are off by default. The figures
-    behind each default: docs/retrieval.md, "Where each default comes from"."""
+    """Retrieval weights and switches. Defaults were chosen on the dev sets (LoCoMo first, then the
+    assistant set; ``benchmarks/locomo.py``); steps that did not help are off by default. The
+    figures behind each default: docs/retrieval.md, "Where each default comes from"."""
 
     # "score": a convex mix of max-normalised BM25 and cosine over both legs' candidates, which
     # keeps how far ahead the leader is; "rrf": reciprocal rank fusion
@@ -289,12 +289,17 @@ class LifecycleConfig:
     consolidate_older_than_days: float = 30.0
     consolidate_max_importance: float = 0.6
     consolidate_min_items: int = 3
+    # how many outcomes an entry's confidence is worth when the first outcome touches it (the Beta
+    # prior of rules/outcomes.py): one outcome moves it by at most 1 / (strength + 1)
+    outcome_prior_strength: float = 4.0
     # skills (docs/skills.md): health halves every this many days since last used or verified;
     # a skill below the threshold in a find / prefetch result carries a warning
     skill_half_life_days: float = 30.0
     skill_health_threshold: float = 0.6
 
     def __post_init__(self) -> None:
+        if self.outcome_prior_strength <= 0:
+            raise InvalidArgument("lifecycle.outcome_prior_strength must be > 0")
         if self.skill_half_life_days <= 0 or not 0 <= self.skill_health_threshold <= 1:
             raise InvalidArgument("lifecycle.skill_half_life_days must be > 0 and skill_health_threshold in [0, 1]")
         if self.reinforce_flush_seconds <= 0:
