@@ -2,7 +2,8 @@
 
 Every audit row has a sequence number that only grows. Rows of an entry's change keep the row as
 the change left it (``state``), so replaying them in order rebuilds each entry exactly; policy,
-outcome, zone and proposal rows keep their whole record. Reads and denials change nothing and are
+outcome, zone and proposal rows keep their whole record; skill rows name the version they made,
+promoted or verified. Reads and denials change nothing and are
 passed over; so are conflict resolutions, whose effect on the entries (the side superseded) has
 rows of its own. Vectors and entity links are derived: the caller re-derives them afterwards.
 """
@@ -14,7 +15,8 @@ from typing import Any, Protocol
 
 from ..errors import IncompleteAuditLog, InvalidArgument
 from ..records import Scope
-from ..store.protocol import GovernanceStore, Maintenance, PortableStore
+from ..store.base import parse_iso
+from ..store.protocol import GovernanceStore, Maintenance, PortableStore, SkillStore
 
 __all__ = ["ENTRY_KINDS", "ReplaySource", "ReplayTarget", "check_complete", "replay_log"]
 
@@ -29,8 +31,8 @@ class ReplaySource(Maintenance, PortableStore, Protocol):
     """What a replay reads: the log (``audit_log``) and the file's marks (``meta``)."""
 
 
-class ReplayTarget(GovernanceStore, PortableStore, Protocol):
-    """What a replay writes: entries back from their state, policies, outcomes, zones, proposals."""
+class ReplayTarget(GovernanceStore, PortableStore, SkillStore, Protocol):
+    """What a replay writes: entries back from their state, policies, outcomes, zones, proposals, skill versions."""
 
 
 def check_complete(source: ReplaySource, from_sequence: int) -> None:
@@ -88,9 +90,29 @@ def _apply(target: ReplayTarget, row: dict[str, Any]) -> bool:
         proposal["scope"] = Scope(*(proposal.pop(k, None) for k in ("user_id", "agent_id", "project_id",
                                                                      "session_id")))
         target.save_proposal(proposal, kind=detail.get("op", "propose"), actor=row["actor"])
+    elif kind == "skill":
+        _skill(target, row)
     else:
         return False
     return True
+
+
+def _skill(target: ReplayTarget, row: dict[str, Any]) -> None:
+    """A skill version named, promoted or verified (``kernel.skills``); its entry has rows of its own."""
+    detail, scope, entry_id = row["detail"] or {}, _scope(row["scope"]), row["entry_ids"][0]
+    op = detail.get("op")
+    if op in ("add", "update"):
+        created = parse_iso(detail.get("created_at")) or row["at"]
+        target.add_skill_version(entry_id, scope, detail["name"], int(detail["version"]),
+                                 authored_by=detail.get("authored_by", row["actor"]),
+                                 status="current" if op == "add" else "candidate", created_at=created)
+    elif op == "promote":
+        for version in target.skill_versions(scope, name=detail["name"], exact=True):
+            if version["status"] == "current" and version["entry_id"] != entry_id:
+                target.set_skill_version(version["entry_id"], status="retired")
+        target.set_skill_version(entry_id, status="current")
+    elif op == "verify":
+        target.set_skill_version(entry_id, verified_at=row["at"])
 
 
 def replay_log(source: ReplaySource, target: ReplayTarget, *, from_sequence: int = 0,

@@ -26,7 +26,10 @@ def confidence_buckets(values: Iterable[float], bins: int = 10) -> list[int]:
     """How many of ``values`` fall in each of ``bins`` equal parts of [0, 1] (1.0 in the last)."""
     counts = [0] * bins
     for v in values:
-        counts[min(bins - 1, max(0, int(float(v) * bins)))] += 1
+        x = float(v)
+        if x != x:  # NaN (a row stored unchecked): in no bucket
+            continue
+        counts[0 if x <= 0 else bins - 1 if x >= 1 else min(bins - 1, int(x * bins))] += 1
     return counts
 
 
