@@ -35,6 +35,7 @@ import functools
 import json
 import os
 import re
+import threading
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
@@ -72,6 +73,7 @@ _R = TypeVar("_R")
 _ANSWERS = (MemoryConflictError, MemoryOperationConflictError, ValueError, TypeError)
 _SEGMENT = re.compile(r"[A-Za-z0-9_.-]{1,200}")
 _MAX_METADATA_CHARS = 4_096
+_LISTINGS_KEPT = 64  # prefixes whose sorted listing is kept
 
 
 def namespace_scope(path: str) -> dict[str, str]:
@@ -184,6 +186,8 @@ class AgentBaseMemoryStore:
         self.min_similarity = None if min_similarity is None else float(min_similarity)
         self._owns_guard = guard is None
         self.guard = guard if guard is not None else FailOpen(name=_STORE)
+        self._lock = threading.Lock()
+        self._listed: dict[str, tuple[tuple[int, str | None], list[str]]] = {}
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.db!r})"
@@ -281,8 +285,29 @@ class AgentBaseMemoryStore:
     def _list_paths(self, prefix: str = "", *, limit: int) -> list[str]:
         _check_prefix(prefix)
         _positive(limit, "limit")
+        return self._sorted_paths(prefix)[:limit]
+
+    def _sorted_paths(self, prefix: str) -> list[str]:
+        """Every file path under ``prefix``, sorted.
+
+        The capability lists a scope before every run, and listing 10k files takes seconds, so the sorted
+        list is kept per prefix for as long as the database's live entries are the same set: their count
+        and the newest one, read from the store on every call (cheap: no JSON filter), so another process's
+        write is seen. A write to an existing file changes no path; a new file is the newest entry; a
+        deleted one lowers the count.
+        """
+        newest = self._kernel.list(limit=1, order="desc")
+        stamp = (self._kernel.count(), newest[0].id if newest else None)
+        with self._lock:
+            cached = self._listed.get(prefix)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
         paths = sorted(e.metadata["file_path"] for e in self.files.listed({}, prefix=prefix or None))
-        return paths[:limit]
+        with self._lock:
+            if len(self._listed) >= _LISTINGS_KEPT:
+                self._listed.clear()
+            self._listed[prefix] = (stamp, paths)
+        return paths
 
     # -- SearchableMemoryStore -----------------------------------------------------------------
     def _search(self, prefix: str, query: str, *, limit: int, max_files: int, max_chars: int,

@@ -19,6 +19,7 @@ from .errors import (
     EmbeddingMismatch,
     EntryNotFound,
     ImportConflict,
+    IncompleteAuditLog,
     IncompleteExport,
     IntegrityError,
     InvalidArgument,
@@ -38,6 +39,8 @@ from .governance import AsyncGovernance, Governance
 from .ingest.streams import speaker_prefix
 from .kernel import AgentBase, Kernel
 from .lifecycle import AuditEvent, Prefetch
+from .outcomes import AsyncOutcomes, Outcomes
+from .proposals import AsyncProposals, Proposals
 from .records import (
     AddResult,
     ContextType,
@@ -46,6 +49,8 @@ from .records import (
     HistoryEvent,
     Hit,
     Message,
+    Outcome,
+    Proposal,
     Provenance,
     Scope,
     ScopeLevel,
@@ -54,6 +59,7 @@ from .records import (
     SkillWarning,
     Trace,
     TraceStep,
+    Zone,
 )
 from .rules.conflicts import Conflict
 from .rules.permissions import Policy
@@ -74,6 +80,8 @@ __all__ = [
     "AgentBase",
     "AgentBaseError",
     "AsyncGovernance",
+    "AsyncOutcomes",
+    "AsyncProposals",
     "AsyncScopedMemory",
     "AsyncSessions",
     "AsyncSkills",
@@ -95,6 +103,7 @@ __all__ = [
     "HistoryEvent",
     "Hit",
     "ImportConflict",
+    "IncompleteAuditLog",
     "IncompleteExport",
     "IntegrityError",
     "InvalidArgument",
@@ -105,10 +114,14 @@ __all__ = [
     "NoEmbedderWarning",
     "NotFoundError",
     "OpenAICompatibleEmbedder",
+    "Outcome",
+    "Outcomes",
     "POINTER_FILE",
     "PermissionDenied",
     "Policy",
     "Prefetch",
+    "Proposal",
+    "Proposals",
     "Provenance",
     "SchemaTooNew",
     "Scope",
@@ -126,6 +139,7 @@ __all__ = [
     "Trace",
     "TraceStep",
     "WrongType",
+    "Zone",
     "get_embedder",
     "in_thread",
     "is_postgres_url",

@@ -14,7 +14,8 @@ reaches a caller. Each class also subclasses the builtin that callers already ca
     │   ├── ScopeError
     │   ├── DuplicateEntry
     │   ├── ImportConflict
-    │   └── IncompleteExport
+    │   ├── IncompleteExport
+    │   └── IncompleteAuditLog
     ├── StorageError
     │   ├── DatabaseLocked
     │   ├── SchemaTooNew
@@ -39,6 +40,7 @@ __all__ = [
     "EmbeddingMismatch",
     "EntryNotFound",
     "ImportConflict",
+    "IncompleteAuditLog",
     "IncompleteExport",
     "IntegrityError",
     "InvalidArgument",
@@ -127,6 +129,14 @@ class DuplicateEntry(InvalidArgument):
     def __init__(self, message: str, *, existing_id: str) -> None:
         super().__init__(message, code="duplicate_entry")
         self.existing_id = existing_id
+
+
+class IncompleteAuditLog(InvalidArgument):
+    """The audit log does not hold every change a replay needs (pruned, switched off, or older rows)."""
+
+    def __init__(self, message: str, *, reason: str) -> None:
+        super().__init__(message, code="incomplete_audit_log")
+        self.reason = reason
 
 
 class ImportConflict(InvalidArgument):

@@ -296,3 +296,28 @@ async def test_semantic_matches_only_when_asked(db):
     assert [m.path for m in found.matches] == ["a/main/diet.md"]
     with pytest.raises(ValueError, match="min_similarity"):
         AgentBaseMemoryStore(db, min_similarity=2)
+
+
+async def test_a_kept_listing_follows_every_change_made_through_another_connection(tmp_path, hash_embedder):
+    """Listings are kept between calls (the capability lists before every run); a file created, deleted or
+    replaced by another process on the same database shows at once."""
+    path = tmp_path / "shared.db"
+    with AgentBase(path, embedder=hash_embedder, ner="regex") as mine, \
+            AgentBase(path, embedder=hash_embedder, ner="regex") as theirs:
+        ours, other = AgentBaseMemoryStore(mine), AgentBaseMemoryStore(theirs)
+        for name in ("a.md", "b.md"):
+            await ours.write(f"t/main/{name}", name, expected_version=None)
+        assert await ours.list_paths("t/main/", limit=10) == ["t/main/a.md", "t/main/b.md"]
+        await other.write("t/main/c.md", "c", expected_version=None)
+        assert await ours.list_paths("t/main/", limit=10) == ["t/main/a.md", "t/main/b.md", "t/main/c.md"]
+        a = await other.read("t/main/a.md", max_chars=10)
+        await other.delete("t/main/a.md", expected_version=a.version)
+        assert await ours.list_paths("t/main/", limit=10) == ["t/main/b.md", "t/main/c.md"]
+        b = await other.read("t/main/b.md", max_chars=10)
+        await other.delete("t/main/b.md", expected_version=b.version)  # one gone, one new: the same count
+        await other.write("t/main/d.md", "d", expected_version=None)
+        assert await ours.list_paths("t/main/", limit=10) == ["t/main/c.md", "t/main/d.md"]
+        c = await other.read("t/main/c.md", max_chars=10)
+        await other.write("t/main/c.md", "c again", expected_version=c.version)
+        assert await ours.list_paths("t/main/", limit=1) == ["t/main/c.md"]
+        assert (await ours.read("t/main/c.md", max_chars=10)).content == "c again"
