@@ -248,6 +248,17 @@ class RetrievalConfig:
     update_half_life_days: float = 30.0
     aggregation_top_k: int = 120
     record_traces: bool = True
+    # the score callers see is a calibrated probability that the memory is what the question asks
+    # for (retrieve/calibration.json, fitted on the dev sets): comparable across questions and
+    # scopes, so a threshold drops what is irrelevant. False: the fused score out of the best
+    # possible (the top hit of any question near 1.0)
+    calibrated_scores: bool = True
+    # the learned second stage (retrieve/ranker.json, ``python -m benchmarks train-ranker``) ranks
+    # both legs' candidates instead of score fusion, the boosts and the reorderings; off: it did
+    # not pass leave-one-set-out on the six dev sets (docs/retrieval.md, "Learned ranker")
+    ranker: bool = False
+    # with the ranker, each recall leg reads this many rows (what it was trained on)
+    ranker_pool: int = 150
 
     def __post_init__(self) -> None:
         if self.fusion not in ("score", "rrf"):

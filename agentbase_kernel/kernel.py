@@ -551,7 +551,8 @@ class Kernel:
              metadata: dict[str, Any] | None = None, reference_time: datetime | None = None,
              token_budget: int | None = None, strategy: str = "auto", include_expired: bool = False,
              config: Any = None, reinforce: bool | None = None, min_trust: float | None = None,
-             trust_weight: float = 0.0, min_confidence: float | None = None) -> FindResult:
+             trust_weight: float = 0.0, min_confidence: float | None = None,
+             min_score: float | None = None) -> FindResult:
         """``scope(...).find``: hybrid retrieval (FTS5 + vectors + NER + intents), best first, with a
         trace. ``ScopedMemory.find`` says what each option does."""
         return self.scope(user_id=user_id, agent_id=agent_id, project_id=project_id, session_id=session_id) \
@@ -559,7 +560,7 @@ class Kernel:
                   since=since, until=until, as_of=as_of, metadata=metadata, reference_time=reference_time,
                   token_budget=token_budget, strategy=strategy, include_expired=include_expired, config=config,
                   reinforce=reinforce, min_trust=min_trust, trust_weight=trust_weight,
-                  min_confidence=min_confidence)
+                  min_confidence=min_confidence, min_score=min_score)
 
     def retrieve_by_entities(self, entities: Sequence[str], *, top_k: int = 10, budget_tokens: int | None = None,
                              user_id: str | None = None, agent_id: str | None = None, project_id: str | None = None,

@@ -249,7 +249,7 @@ class ScopedMemory:
              reference_time: datetime | None = None, token_budget: int | None = None, strategy: str = "auto",
              include_expired: bool = False, config: Any = None, reinforce: bool | None = None,
              min_trust: float | None = None, trust_weight: float = 0.0,
-             min_confidence: float | None = None) -> FindResult:
+             min_confidence: float | None = None, min_score: float | None = None) -> FindResult:
         """Hybrid retrieval (FTS5 + vectors + NER + intents), best first, with a trace.
 
         Each returned entry's ``access_count`` / ``last_accessed_at`` are bumped after the search,
@@ -262,6 +262,10 @@ class ScopedMemory:
 
         ``min_confidence`` leaves out entries whose confidence (moved by ``record_outcome``) is lower;
         confidence is not a ranking term (not measured to help: docs/retrieval.md, "Outcomes").
+
+        ``hit.score`` is a calibrated probability that the memory is what the question asks for
+        (comparable across questions and scopes; docs/retrieval.md has its reliability table), and
+        ``min_score`` in [0, 1] leaves out hits scoring below it (after ``trust_weight``).
         """
         k = self._kernel
         flt = self._filter(context_type=context_type, category=category, tags=tags, role=role,
@@ -271,6 +275,9 @@ class ScopedMemory:
             raise InvalidArgument(f"trust_weight must be a number in [0, 1], got {trust_weight!r}", param="trust_weight")
         if token_budget is not None:
             check.limit(token_budget, "token_budget")
+        if min_score is not None and (not isinstance(min_score, (int, float)) or isinstance(min_score, bool)
+                                      or not 0 <= min_score <= 1):
+            raise InvalidArgument(f"min_score must be a number in [0, 1], got {min_score!r}", param="min_score")
         if config is not None and not isinstance(config, RetrievalConfig):
             raise InvalidArgument(f"config must be a RetrievalConfig (Config().retrieval), got {type(config).__name__}")
         if reinforce is not None and not isinstance(reinforce, bool):
@@ -283,6 +290,8 @@ class ScopedMemory:
             result.trace.degrade_reason = (f"{waiting} memories of this scope still wait for their vectors: "
                                            "ranked by FTS + NER alone (wait_embedded() first for full ranking)")
         k._govern_hits(result, flt, float(trust_weight))
+        if min_score is not None:
+            result.hits = [h for h in result.hits if h.score >= min_score]
         result.skill_warnings = k._skill_warnings(h.entry for h in result.hits)
         k._reinforce(result, flt.scope, query, reinforce)
         return result

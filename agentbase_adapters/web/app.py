@@ -247,7 +247,11 @@ def create_app(kernel: Kernel, *, allow_edit: bool = False, api_key: str | None 
     def entry(request: Request) -> Response:
         entry_id = request.path_params["entry_id"]
         e = kernel.get(entry_id)
-        return page(request, "entry.html", e=e, history=kernel.history(entry_id),
+        skill = None
+        if e.context_type == ContextType.SKILL:  # a named skill: its version, health and warning
+            skill = next((s for s in kernel.list_skills(**scope_args(e.scope), all_versions=True) if s.id == e.id),
+                         None)
+        return page(request, "entry.html", e=e, skill=skill, history=kernel.history(entry_id),
                     sources=state.queries.source_turns(e), entities=state.queries.entities_of(e),
                     predecessors=state.queries.superseded(entry_id), successors=state.queries.successors(e),
                     scope_text=scope_label(e.scope), user_tags=[t for t in e.tags if not t.startswith("ner_")])
