@@ -154,10 +154,9 @@ def _namespace_matches(condition: MatchCondition, namespace: tuple[str, ...]) ->
 def _count(value: Any, name: str, *, optional: bool = False) -> None:
     if optional and value is None:
         return
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise WrongType(f"{name} must be an int, got {type(value).__name__}")
-    if value < 0:
-        raise InvalidArgument(f"{name} must be >= 0, got {value}", param=name)
+    # InMemoryStore fails on any bad count with a TypeError; WrongType is that and our ValueError
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise WrongType(f"{name} must be an int >= 0, got {value!r:.80}", param=name)
 
 
 def _check_op(op: Any) -> None:
@@ -168,11 +167,13 @@ def _check_op(op: Any) -> None:
     ``limit`` that is not an int).
     """
     if not isinstance(op, (GetOp, PutOp, SearchOp, ListNamespacesOp)):
-        raise InvalidArgument(f"Unknown operation type: {type(op)}")
+        raise WrongType(f"Unknown operation type: {type(op)}")  # a ValueError in InMemoryStore: WrongType is both
     for path in ([c.path for c in op.match_conditions or ()] if isinstance(op, ListNamespacesOp) else
                  [op.namespace_prefix] if isinstance(op, SearchOp) else [op.namespace]):
         if isinstance(path, (str, bytes)) or not isinstance(path, Iterable):
             raise WrongType(f"a namespace is a tuple of str, got {type(path).__name__}")
+    if isinstance(op, (GetOp, PutOp)) and not isinstance(op.namespace, tuple):  # InMemoryStore: "unhashable type"
+        raise WrongType(f"namespace must be a tuple of str, got {type(op.namespace).__name__}")
     validate_op_namespace(op)
     if isinstance(op, (GetOp, PutOp)) and not isinstance(op.key, str):
         raise WrongType(f"key must be a str, got {type(op.key).__name__}")

@@ -10,7 +10,9 @@ class (``InMemoryChatMessageHistory``, ``ConversationBufferMemory``, ``SimpleCha
   ``TypeError`` for the same call, a ``ValueError`` wherever it raises a ``ValueError``;
 * raise exactly the exception the framework raises for the same call, from the framework's own
   code (pydantic's ``ValidationError`` for ``HumanMessage(content=5)``, LangGraph's namespace
-  checks in ``BaseStore.get``) - never from ours, and never an ``AttributeError``/``IndexError``.
+  checks in ``BaseStore.get``) - never from ours, and never an ``AttributeError``/``IndexError``;
+* raise LangGraph's ``InvalidNamespaceError`` from ``validate_op_namespace``, the check LangGraph
+  asks every store to run on the ops it executes.
 
 A refused call writes nothing, and what was written always reads back. The count of examples is
 ``_inputs.EXAMPLES`` (``benchmarks/stress.py`` raises it); ``TALLY`` records inputs tried and
@@ -84,7 +86,17 @@ def judge(kernel: Any, real: Callable[[], Any], ours: Callable[[], Any]) -> Base
     return mine
 
 
+def _framework_refusals() -> tuple[type[BaseException], ...]:
+    # the check LangGraph asks every store to run on the ops it executes (validate_op_namespace);
+    # InMemoryStore itself skips it for ops passed straight to batch
+    from langgraph.store.base import InvalidNamespaceError
+
+    return (InvalidNamespaceError,)
+
+
 def _acceptable(theirs: BaseException | None, mine: BaseException) -> bool:
+    if isinstance(mine, _framework_refusals()):
+        return not _raised_in_our_code(mine)
     if isinstance(mine, AgentBaseError):
         if isinstance(theirs, TypeError) and not isinstance(theirs, ValueError):
             return isinstance(mine, TypeError)
