@@ -19,7 +19,7 @@ which runs ``load_memory_variables`` in an executor. Install with
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from agentbase_adapters._require import require
@@ -46,7 +46,7 @@ from langchain_core.messages import (  # noqa: E402
 from langchain_core.messages.utils import count_tokens_approximately  # noqa: E402
 from pydantic import ConfigDict, Field  # noqa: E402
 
-from agentbase_kernel import AgentBase, Entry, Message, Prefetch  # noqa: E402
+from agentbase_kernel import AgentBase, Entry, InvalidArgument, Message, Prefetch, WrongType  # noqa: E402
 
 __all__ = ["AgentBaseChatMessageHistory", "LangChainMemoryAdapter", "trim_start"]
 
@@ -90,6 +90,30 @@ def _to_record(message: BaseMessage) -> dict[str, Any]:
         "metadata": metadata,
         "payload": messages_to_dict([message])[0],
     }
+
+
+def _checked_messages(messages: Any) -> list[BaseMessage]:
+    """``messages`` as a list of LangChain messages, or ``WrongType`` naming what is not one.
+
+    ``InMemoryChatMessageHistory`` appends whatever it is given and only fails on the next read;
+    a history on a file refuses the write instead (``WrongType`` is a ``TypeError``, as LangChain
+    raises for a non-iterable).
+    """
+    if isinstance(messages, (str, bytes, Mapping, BaseMessage)) or not isinstance(messages, Iterable):
+        raise WrongType(f"messages must be a sequence of LangChain messages, got {type(messages).__name__}")
+    checked = list(messages)
+    for message in checked:
+        if not isinstance(message, BaseMessage):
+            raise WrongType(
+                f"messages must hold LangChain messages (HumanMessage, AIMessage, ...), got {type(message).__name__}"
+            )
+    return checked
+
+
+def _checked_mapping(value: Any, name: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise WrongType(f"{name} must be a dict, got {type(value).__name__}")
+    return value
 
 
 def _from_record(record: Message) -> BaseMessage:
@@ -157,8 +181,12 @@ class AgentBaseChatMessageHistory(BaseChatMessageHistory):
         return [_from_record(r) for r in self.db.sync.list_messages(self.session_id)]
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
-        """Append ``messages`` in one transaction."""
-        self.db.sync.add_messages(self.session_id, self._records(messages))
+        """Append ``messages`` in one transaction.
+
+        Raises:
+            WrongType: ``messages`` is not a sequence of LangChain messages (a ``TypeError``).
+        """
+        self.db.sync.add_messages(self.session_id, self._records(_checked_messages(messages)))
 
     def clear(self) -> None:
         """Delete every message of the session (and the memories made from them); the session stays."""
@@ -247,7 +275,7 @@ class LangChainMemoryAdapter(BaseChatMemory):
             )
         owner_id = kwargs.get("owner_id")
         if not isinstance(owner_id, str) or not owner_id:
-            raise TypeError("LangChainMemoryAdapter needs owner_id=<non-empty str>: the user whose memories it reads")
+            raise WrongType("LangChainMemoryAdapter needs owner_id=<non-empty str>: the user whose memories it reads")
         session_id = kwargs.pop("session_id", None) or f"langchain-{uuid.uuid4().hex}"
         history = AgentBaseChatMessageHistory(
             session_id, db=db, user_id=owner_id, agent_id=kwargs.get("agent_id")
@@ -260,9 +288,28 @@ class LangChainMemoryAdapter(BaseChatMemory):
         return [self.memory_key]
 
     def _query(self, inputs: dict[str, Any]) -> str:
-        key = self.input_key or get_prompt_input_key(inputs, self.memory_variables)
+        _checked_mapping(inputs, "inputs")
+        try:
+            key = self.input_key or get_prompt_input_key(inputs, self.memory_variables)
+        except ValueError as exc:  # LangChain's "One input key expected got [...]"
+            raise InvalidArgument(str(exc), param="inputs") from None
+        if key not in inputs:
+            raise InvalidArgument(f"inputs has no {key!r} (the memory's input_key)", param="inputs")
         value = inputs[key]
         return value if isinstance(value, str) else str(value)
+
+    def save_context(self, inputs: dict[str, Any], outputs: dict[str, str]) -> None:
+        """Store the turn (``inputs``' input, ``outputs``' output) through the ingest pipeline.
+
+        Raises:
+            WrongType: ``inputs`` or ``outputs`` is not a dict.
+            ValueError: which key holds the input/output is ambiguous, as in LangChain.
+        """
+        super().save_context(_checked_mapping(inputs, "inputs"), _checked_mapping(outputs, "outputs"))  # type: ignore[arg-type]
+
+    async def asave_context(self, inputs: dict[str, Any], outputs: dict[str, str]) -> None:
+        """``save_context``, awaiting the history's async write."""
+        await super().asave_context(_checked_mapping(inputs, "inputs"), _checked_mapping(outputs, "outputs"))  # type: ignore[arg-type]
 
     def _prefetch(self, query: str) -> Prefetch:
         return self.db.sync.prefetch(query, user_id=self.owner_id, agent_id=self.agent_id,

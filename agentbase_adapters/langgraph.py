@@ -27,6 +27,7 @@ Install with ``pip install 'agentbase-memory[langgraph]'``.
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
@@ -52,7 +53,7 @@ from langgraph.store.base import (  # noqa: E402
     validate_op_namespace,
 )
 
-from agentbase_kernel import AgentBase, Entry, Kernel, in_thread, speaker_prefix  # noqa: E402
+from agentbase_kernel import AgentBase, Entry, InvalidArgument, Kernel, WrongType, in_thread, speaker_prefix  # noqa: E402
 
 __all__ = ["AgentBaseStore", "ScopeRule", "user_namespace_rule"]
 
@@ -68,6 +69,7 @@ _SPEAKER_FIELDS = ("speaker", "name", "author")
 _ROLES = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant", "system": "system",
           "tool": "tool"}
 _PAGE = 500
+_MAX_TTL_MINUTES = 10**9  # about 1,900 years: past that, the expiry is past what a date holds
 
 
 def user_namespace_rule(namespace: tuple[str, ...]) -> dict[str, str]:
@@ -126,7 +128,7 @@ def _value_filter(flt: Mapping[str, Any], path: str = "lg_value") -> dict[str, A
             ops = {}
             for op, operand in condition.items():
                 if op not in _OPERATORS:
-                    raise ValueError(f"Unsupported operator: {op}")
+                    raise InvalidArgument(f"Unsupported operator: {op}", param="filter")
                 ops[_OPERATORS[op]] = list(operand) if isinstance(operand, tuple) else operand
             out[where] = ops
         elif isinstance(condition, Mapping):
@@ -145,8 +147,61 @@ def _namespace_matches(condition: MatchCondition, namespace: tuple[str, ...]) ->
     elif condition.match_type == "suffix":
         pairs = zip(reversed(namespace), reversed(path), strict=False)
     else:
-        raise ValueError(f"Unsupported match type: {condition.match_type}")
+        raise InvalidArgument(f"Unsupported match type: {condition.match_type}", param="match_conditions")
     return all(p == "*" or n == p for n, p in pairs)
+
+
+def _count(value: Any, name: str, *, optional: bool = False) -> None:
+    if optional and value is None:
+        return
+    # InMemoryStore fails on any bad count with a TypeError; WrongType is that and our ValueError
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise WrongType(f"{name} must be an int >= 0, got {value!r:.80}", param=name)
+
+
+def _check_op(op: Any) -> None:
+    """Refuse an op whose fields ``InMemoryStore`` would trip over (or silently misuse) before anything runs.
+
+    The namespace labels are LangGraph's own check (``InvalidNamespaceError``, a ``ValueError``);
+    a field of the wrong type is ``WrongType`` (a ``TypeError``, as ``InMemoryStore`` raises for a
+    ``limit`` that is not an int).
+    """
+    if not isinstance(op, (GetOp, PutOp, SearchOp, ListNamespacesOp)):
+        raise WrongType(f"Unknown operation type: {type(op)}")  # a ValueError in InMemoryStore: WrongType is both
+    for path in ([c.path for c in op.match_conditions or ()] if isinstance(op, ListNamespacesOp) else
+                 [op.namespace_prefix] if isinstance(op, SearchOp) else [op.namespace]):
+        if isinstance(path, (str, bytes)) or not isinstance(path, Iterable):
+            raise WrongType(f"a namespace is a tuple of str, got {type(path).__name__}")
+    if isinstance(op, (GetOp, PutOp)) and not isinstance(op.namespace, tuple):  # InMemoryStore: "unhashable type"
+        raise WrongType(f"namespace must be a tuple of str, got {type(op.namespace).__name__}")
+    validate_op_namespace(op)
+    if isinstance(op, (GetOp, PutOp)) and not isinstance(op.key, str):
+        raise WrongType(f"key must be a str, got {type(op.key).__name__}")
+    if isinstance(op, PutOp):
+        if op.value is not None and not isinstance(op.value, Mapping):
+            raise WrongType(f"value must be a dict, got {type(op.value).__name__}")
+        index = op.index
+        if index is not None and index is not False and (
+                isinstance(index, (str, bytes)) or not isinstance(index, Iterable)
+                or not all(isinstance(path, str) for path in index)):
+            raise WrongType(f"index must be False, None or a list of field paths (str), got {index!r:.80}")
+        if op.ttl is not None and (isinstance(op.ttl, bool) or not isinstance(op.ttl, (int, float))
+                                   or not math.isfinite(op.ttl) or not 0 < op.ttl < _MAX_TTL_MINUTES):
+            raise InvalidArgument(f"ttl must be a positive number of minutes, got {op.ttl!r:.80}", param="ttl")
+    elif isinstance(op, SearchOp):
+        if op.filter is not None and not isinstance(op.filter, Mapping):
+            raise WrongType(f"filter must be a dict, got {type(op.filter).__name__}")
+        if op.query is not None and not isinstance(op.query, str):
+            raise WrongType(f"query must be a str, got {type(op.query).__name__}")
+        _count(op.limit, "limit")
+        _count(op.offset, "offset")
+    elif isinstance(op, ListNamespacesOp):
+        for condition in op.match_conditions or ():
+            if condition.match_type not in ("prefix", "suffix"):
+                raise InvalidArgument(f"Unsupported match type: {condition.match_type!r:.80}", param="match_conditions")
+        _count(op.max_depth, "max_depth", optional=True)
+        _count(op.limit, "limit")
+        _count(op.offset, "offset")
 
 
 def _from_record(entry: Entry, score: float | None = None, *, search: bool = False) -> Item:
@@ -211,13 +266,13 @@ class AgentBaseStore(BaseStore):
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run ``ops``: reads see the state before the batch, then puts apply (the last put of a key wins)."""
+        if isinstance(ops, (str, bytes, Mapping)) or not isinstance(ops, Iterable):
+            raise WrongType(f"ops must be an iterable of GetOp, PutOp, SearchOp or ListNamespacesOp, got {type(ops).__name__}")
         ops = list(ops)
         results: list[Result] = []
         puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
         for op in ops:
-            if not isinstance(op, (GetOp, PutOp, SearchOp, ListNamespacesOp)):
-                raise ValueError(f"Unknown operation type: {type(op)}")
-            validate_op_namespace(op)
+            _check_op(op)
         for op in ops:
             if isinstance(op, GetOp):
                 results.append(self._get(op))

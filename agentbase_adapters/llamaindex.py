@@ -16,11 +16,11 @@ worker thread (``agentbase_kernel.in_thread``). Needs ``pip install 'agentbase-m
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from agentbase_adapters._require import require
-from agentbase_kernel import AgentBase, InvalidArgument, Message, SessionNotFound, in_thread
+from agentbase_kernel import AgentBase, InvalidArgument, Message, SessionNotFound, WrongType, in_thread
 
 require("llama_index.core", extra="llamaindex")
 
@@ -39,6 +39,8 @@ _PAYLOAD_KEYS = frozenset({"role", "blocks"})
 
 def _to_record(message: ChatMessage) -> dict[str, Any]:
     """Translate a ``ChatMessage`` into the keyword arguments of the kernel's ``add_message``."""
+    if not isinstance(message, ChatMessage):  # SimpleChatStore fails later, with an AttributeError
+        raise WrongType(f"message must be a llama_index ChatMessage, got {type(message).__name__}")
     name = message.additional_kwargs.get("name")
     return {
         "role": MessageRole(message.role).value,
@@ -46,6 +48,20 @@ def _to_record(message: ChatMessage) -> dict[str, Any]:
         "name": name if isinstance(name, str) else None,
         "payload": message.model_dump(mode="json"),
     }
+
+
+def _records(messages: Any, **extra: Any) -> list[dict[str, Any]]:
+    """Every message of ``messages`` as ``add_message`` keywords, checked before anything is written."""
+    if isinstance(messages, (str, bytes, Mapping, ChatMessage)) or not isinstance(messages, Iterable):
+        raise WrongType(f"messages must be a list of ChatMessage, got {type(messages).__name__}")
+    return [{**_to_record(m), **extra} for m in messages]
+
+
+def _check_key(key: object) -> str:
+    """A chat key is a str (``SimpleChatStore`` keys a dict with it: a list is a ``TypeError`` there)."""
+    if not isinstance(key, str):
+        raise WrongType(f"key must be a str, got {type(key).__name__}")
+    return key
 
 
 def _from_record(record: Message) -> ChatMessage:
@@ -76,12 +92,18 @@ def _scope_kwargs(user_id: str | None, agent_id: str | None, project_id: str | N
 
 
 def _status(status: MessageStatus | str | None) -> str | None:
-    return None if status is None else MessageStatus(status).value
+    if status is None:
+        return None
+    try:
+        return MessageStatus(status).value
+    except (ValueError, TypeError):
+        raise InvalidArgument(f"{status!r:.80} is not a valid MessageStatus - pass one of "
+                              f"{[s.value for s in MessageStatus]} or None", param="status") from None
 
 
 def _check_db(db: Any, cls_name: str) -> AgentBase:
     if not isinstance(db, AgentBase):
-        raise TypeError(
+        raise WrongType(
             f"{cls_name}() needs an agentbase_kernel.AgentBase, got {type(db).__name__} - "
             f"open one with AgentBase('memory.db') and pass it in"
         )
@@ -91,7 +113,7 @@ def _check_db(db: Any, cls_name: str) -> AgentBase:
 def _check_idx(idx: object) -> None:
     """Reject a bad position before anything is written (the session row included)."""
     if idx is not None and (not isinstance(idx, int) or isinstance(idx, bool)):
-        raise InvalidArgument(f"idx must be an int or None, got {idx!r}")
+        raise WrongType(f"idx must be an int or None, got {idx!r:.80}")
 
 
 def _pick(records: Sequence[Message], idx: int) -> Message | None:
@@ -130,6 +152,7 @@ class _ScopedStore(BaseModel):
         return _scope_kwargs(self.user_id, self.agent_id, self.project_id)
 
     def _exists(self, key: str) -> bool:
+        _check_key(key)
         try:
             self._db.sync.get_session(key, **self._scope())
         except SessionNotFound:
@@ -138,6 +161,7 @@ class _ScopedStore(BaseModel):
 
     def _visible(self, key: str) -> bool:
         # An unscoped store sees every session; the kernel answers [] for unknown ones itself.
+        _check_key(key)
         return not self._scope() or self._exists(key)
 
     def _session_ids(self) -> list[str]:
@@ -165,7 +189,7 @@ class AgentBaseChatStore(_ScopedStore, BaseChatStore):
 
     def set_messages(self, key: str, messages: list[ChatMessage]) -> None:
         """Replace the history of ``key`` with ``messages`` in one transaction."""
-        self._db.sync.set_messages(key, [_to_record(m) for m in messages], **self._scope())
+        self._db.sync.set_messages(_check_key(key), _records(messages), **self._scope())
 
     def get_messages(self, key: str) -> list[ChatMessage]:
         """The history of ``key``, oldest first; ``[]`` for a missing key."""
@@ -178,7 +202,7 @@ class AgentBaseChatStore(_ScopedStore, BaseChatStore):
         # The kernel's position= follows list.insert (negative from the end, past the end appends).
         _check_idx(idx)
         # the scope goes with the write: a missing session is created in it, in the same transaction
-        self._db.sync.add_message(key, **_to_record(message), position=idx, **self._scope())
+        self._db.sync.add_message(_check_key(key), **_to_record(message), position=idx, **self._scope())
 
     def delete_messages(self, key: str) -> list[ChatMessage] | None:
         """Delete ``key`` and its history and return the history; ``None`` for a missing key."""
@@ -190,6 +214,9 @@ class AgentBaseChatStore(_ScopedStore, BaseChatStore):
 
     def delete_message(self, key: str, idx: int) -> ChatMessage | None:
         """Delete and return the message at ``idx``; ``None`` for a missing key or an out-of-range index."""
+        if idx is None:
+            raise WrongType("idx must be an int, got None")
+        _check_idx(idx)
         if not self._visible(key):
             return None
         record = _pick(self._db.sync.list_messages(key), idx)
@@ -254,24 +281,28 @@ class AgentBaseAsyncChatStore(_ScopedStore, AsyncDBChatStore):
 
     def _add_message(self, key: str, message: ChatMessage, status: MessageStatus = MessageStatus.ACTIVE) -> None:
         """Append ``message`` to ``key`` with ``status``."""
-        self._db.sync.add_message(key, **_to_record(message), status=_status(status) or "active", **self._scope())
+        self._db.sync.add_message(_check_key(key), **_to_record(message), status=_status(status) or "active",
+                                  **self._scope())
 
     def _add_messages(
         self, key: str, messages: list[ChatMessage], status: MessageStatus = MessageStatus.ACTIVE
     ) -> None:
         """Append ``messages`` to ``key`` with ``status``, in one transaction."""
         value = _status(status) or "active"
-        self._db.sync.add_messages(key, [{**_to_record(m), "status": value} for m in messages], **self._scope())
+        self._db.sync.add_messages(_check_key(key), _records(messages, status=value), **self._scope())
 
     def _set_messages(
         self, key: str, messages: list[ChatMessage], status: MessageStatus = MessageStatus.ACTIVE
     ) -> None:
         """Replace every message of ``key`` (all statuses) with ``messages``, in one transaction."""
         value = _status(status) or "active"
-        self._db.sync.set_messages(key, [{**_to_record(m), "status": value} for m in messages], **self._scope())
+        self._db.sync.set_messages(_check_key(key), _records(messages, status=value), **self._scope())
 
     def _delete_message(self, key: str, idx: int) -> ChatMessage | None:
         """Delete and return the active message at position ``idx``; ``None`` if there is none."""
+        if idx is None:
+            raise WrongType("idx must be an int, got None")
+        _check_idx(idx)
         if not self._visible(key):
             return None
         record = _pick(self._db.sync.list_messages(key, status="active"), idx)
@@ -306,8 +337,10 @@ class AgentBaseAsyncChatStore(_ScopedStore, AsyncDBChatStore):
         return [key for key in self._session_ids() if self._db.sync.count_messages(key)]
 
     def _oldest_active(self, key: str, n: int) -> list[Message]:
-        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
-            raise InvalidArgument(f"n must be an int >= 0, got {n!r}")
+        if not isinstance(n, int) or isinstance(n, bool):
+            raise WrongType(f"n must be an int >= 0, got {n!r:.80}")
+        if n < 0:
+            raise InvalidArgument(f"n must be an int >= 0, got {n!r:.80}")
         if n == 0 or not self._visible(key):
             return []
         return self._db.sync.list_messages(key, status="active", limit=n)

@@ -19,6 +19,7 @@ from .errors import (
     EmbeddingMismatch,
     EntryNotFound,
     ImportConflict,
+    IncompleteAuditLog,
     IncompleteExport,
     IntegrityError,
     InvalidArgument,
@@ -32,11 +33,14 @@ from .errors import (
     SessionNotFound,
     SkillNotFound,
     StorageError,
+    WrongType,
 )
 from .governance import AsyncGovernance, Governance
 from .ingest.streams import speaker_prefix
 from .kernel import AgentBase, Kernel
 from .lifecycle import AuditEvent, Prefetch
+from .outcomes import AsyncOutcomes, Outcomes
+from .proposals import AsyncProposals, Proposals
 from .records import (
     AddResult,
     ContextType,
@@ -45,6 +49,8 @@ from .records import (
     HistoryEvent,
     Hit,
     Message,
+    Outcome,
+    Proposal,
     Provenance,
     Scope,
     ScopeLevel,
@@ -53,6 +59,7 @@ from .records import (
     SkillWarning,
     Trace,
     TraceStep,
+    Zone,
 )
 from .rules.conflicts import Conflict
 from .rules.permissions import Policy
@@ -73,6 +80,8 @@ __all__ = [
     "AgentBase",
     "AgentBaseError",
     "AsyncGovernance",
+    "AsyncOutcomes",
+    "AsyncProposals",
     "AsyncScopedMemory",
     "AsyncSessions",
     "AsyncSkills",
@@ -94,6 +103,7 @@ __all__ = [
     "HistoryEvent",
     "Hit",
     "ImportConflict",
+    "IncompleteAuditLog",
     "IncompleteExport",
     "IntegrityError",
     "InvalidArgument",
@@ -104,10 +114,14 @@ __all__ = [
     "NoEmbedderWarning",
     "NotFoundError",
     "OpenAICompatibleEmbedder",
+    "Outcome",
+    "Outcomes",
     "POINTER_FILE",
     "PermissionDenied",
     "Policy",
     "Prefetch",
+    "Proposal",
+    "Proposals",
     "Provenance",
     "SchemaTooNew",
     "Scope",
@@ -124,6 +138,8 @@ __all__ = [
     "StorageError",
     "Trace",
     "TraceStep",
+    "WrongType",
+    "Zone",
     "get_embedder",
     "in_thread",
     "is_postgres_url",

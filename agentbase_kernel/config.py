@@ -248,6 +248,17 @@ class RetrievalConfig:
     update_half_life_days: float = 30.0
     aggregation_top_k: int = 120
     record_traces: bool = True
+    # the score callers see is a calibrated probability that the memory is what the question asks
+    # for (retrieve/calibration.json, fitted on the dev sets): comparable across questions and
+    # scopes, so a threshold drops what is irrelevant. False: the fused score out of the best
+    # possible (the top hit of any question near 1.0)
+    calibrated_scores: bool = True
+    # the learned second stage (retrieve/ranker.json, ``python -m benchmarks train-ranker``) ranks
+    # both legs' candidates instead of score fusion, the boosts and the reorderings; off: it did
+    # not pass leave-one-set-out on the six dev sets (docs/retrieval.md, "Learned ranker")
+    ranker: bool = False
+    # with the ranker, each recall leg reads this many rows (what it was trained on)
+    ranker_pool: int = 150
 
     def __post_init__(self) -> None:
         if self.fusion not in ("score", "rrf"):
@@ -289,12 +300,17 @@ class LifecycleConfig:
     consolidate_older_than_days: float = 30.0
     consolidate_max_importance: float = 0.6
     consolidate_min_items: int = 3
+    # how many outcomes an entry's confidence is worth when the first outcome touches it (the Beta
+    # prior of rules/outcomes.py): one outcome moves it by at most 1 / (strength + 1)
+    outcome_prior_strength: float = 4.0
     # skills (docs/skills.md): health halves every this many days since last used or verified;
     # a skill below the threshold in a find / prefetch result carries a warning
     skill_half_life_days: float = 30.0
     skill_health_threshold: float = 0.6
 
     def __post_init__(self) -> None:
+        if self.outcome_prior_strength <= 0:
+            raise InvalidArgument("lifecycle.outcome_prior_strength must be > 0")
         if self.skill_half_life_days <= 0 or not 0 <= self.skill_health_threshold <= 1:
             raise InvalidArgument("lifecycle.skill_half_life_days must be > 0 and skill_health_threshold in [0, 1]")
         if self.reinforce_flush_seconds <= 0:

@@ -10,10 +10,12 @@ reaches a caller. Each class also subclasses the builtin that callers already ca
     │   ├── MessageNotFound
     │   └── SkillNotFound
     ├── InvalidArgument (ValueError)
+    │   ├── WrongType (TypeError too)
     │   ├── ScopeError
     │   ├── DuplicateEntry
     │   ├── ImportConflict
-    │   └── IncompleteExport
+    │   ├── IncompleteExport
+    │   └── IncompleteAuditLog
     ├── StorageError
     │   ├── DatabaseLocked
     │   ├── SchemaTooNew
@@ -38,6 +40,7 @@ __all__ = [
     "EmbeddingMismatch",
     "EntryNotFound",
     "ImportConflict",
+    "IncompleteAuditLog",
     "IncompleteExport",
     "IntegrityError",
     "InvalidArgument",
@@ -51,6 +54,7 @@ __all__ = [
     "SessionNotFound",
     "SkillNotFound",
     "StorageError",
+    "WrongType",
 ]
 
 
@@ -111,6 +115,10 @@ class InvalidArgument(AgentBaseError, ValueError):
         self.code = code
 
 
+class WrongType(InvalidArgument, TypeError):
+    """An argument of the wrong type: also a ``TypeError``, which Python and the frameworks raise there."""
+
+
 class ScopeError(InvalidArgument):
     """A scope is missing where one is required, or a scope id is malformed."""
 
@@ -121,6 +129,14 @@ class DuplicateEntry(InvalidArgument):
     def __init__(self, message: str, *, existing_id: str) -> None:
         super().__init__(message, code="duplicate_entry")
         self.existing_id = existing_id
+
+
+class IncompleteAuditLog(InvalidArgument):
+    """The audit log does not hold every change a replay needs (pruned, switched off, or older rows)."""
+
+    def __init__(self, message: str, *, reason: str) -> None:
+        super().__init__(message, code="incomplete_audit_log")
+        self.reason = reason
 
 
 class ImportConflict(InvalidArgument):

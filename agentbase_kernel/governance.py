@@ -12,9 +12,10 @@ Usage::
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import arguments as check
 from .errors import InvalidArgument, ScopeError
@@ -147,6 +148,45 @@ class Governance:
                                                for p in hidden)][:size]
         return [AuditEvent(**row) for row in rows]
 
+    def audit_replay(self, target: Kernel | str | os.PathLike[str], *, from_sequence: int = 0,
+                     progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+        """Replay this database's audit log, in sequence order, into ``target`` (a kernel, or a path or
+        ``postgresql://`` URL opened with this kernel's embedder): it rebuilds the governed state -
+        entries as each change left them, deletions, policies, outcomes and confidence, approval zones
+        and proposals - then the target's full-text index and vectors. ``from_sequence=0`` needs an
+        empty target; a later sequence continues a replay that stopped there (``last_sequence``).
+
+        Returns ``{"applied", "passed", "last_sequence", "by_kind"}``.
+
+        Raises:
+            IncompleteAuditLog: the log was pruned (``lifecycle.audit_max_rows``), switched off, or
+                holds rows from before replay was possible.
+            InvalidArgument: a bad ``from_sequence``, or a non-empty target for ``from_sequence=0``.
+            PermissionDenied: called by an agent (the log covers every scope).
+        """
+        from .kernel import Kernel
+        from .lifecycle.replay import replay_log
+
+        k = self._kernel
+        k._gate.check("read", Scope(), "audit_replay", whole=True)
+        if isinstance(target, Kernel):
+            opened, own = target, False
+        else:
+            opened, own = Kernel(target, embedder=k.embedder, ner=k._ner_spec, config=k.config), True
+        try:
+            store = opened._ready()
+            if store is k._ready():
+                raise InvalidArgument("audit_replay needs another database than the one replayed", param="target")
+            if from_sequence == 0 and (store.stats()["entries"] or store.zones() or store.policies()
+                                       or store.list_proposals(Scope(), limit=1)):
+                raise InvalidArgument("audit_replay from sequence 0 needs an empty target database", param="target")
+            summary = replay_log(k._ready(), store, from_sequence=from_sequence, progress=progress)
+            opened.rebuild()
+            return summary
+        finally:
+            if own:
+                opened.close()
+
 
 class AsyncGovernance:
     """``Governance`` for async code: each method runs in a worker thread (``db.governance``)."""
@@ -160,3 +200,4 @@ class AsyncGovernance:
     conflicts = in_thread(Governance.conflicts)
     resolve = in_thread(Governance.resolve)
     audit = in_thread(Governance.audit)
+    audit_replay = in_thread(Governance.audit_replay)

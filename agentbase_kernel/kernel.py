@@ -31,6 +31,8 @@ from .lifecycle.consolidate import Consolidation
 from .lifecycle.gate import Gate
 from .lifecycle.schedule import ConsolidationSchedule
 from .lifecycle.skills import SkillJudge
+from .outcomes import AsyncOutcomes, Outcomes
+from .proposals import AsyncProposals, Proposals
 from .records import AddResult, ContextType, Entry, FindResult, HistoryEvent, Scope, SkillWarning
 from .retrieve.pipeline import MAX_TOP_K, Decomposer, Reranker, Retriever
 from .rules.permissions import Verdicts
@@ -75,6 +77,26 @@ def _on_governance(method: Callable[Concatenate[Governance, P], R]) -> Callable[
     @functools.wraps(method)
     def call(self: Kernel, /, *args: P.args, **kwargs: P.kwargs) -> R:
         return method(self.governance, *args, **kwargs)
+
+    return call
+
+
+def _on_outcomes(method: Callable[Concatenate[Outcomes, P], R]) -> Callable[Concatenate[Kernel, P], R]:
+    """A ``Kernel`` method that is ``kernel.outcomes``' ``method`` (same parameters, same doc)."""
+
+    @functools.wraps(method)
+    def call(self: Kernel, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return method(self.outcomes, *args, **kwargs)
+
+    return call
+
+
+def _on_proposals(method: Callable[Concatenate[Proposals, P], R]) -> Callable[Concatenate[Kernel, P], R]:
+    """A ``Kernel`` method that is ``kernel.proposals``' ``method`` (same parameters, same doc)."""
+
+    @functools.wraps(method)
+    def call(self: Kernel, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return method(self.proposals, *args, **kwargs)
 
     return call
 
@@ -320,10 +342,14 @@ class Kernel:
         """The file path, or the database URL without its password: what to print."""
         return redact_url(self.path) if isinstance(self.path, str) else str(self.path)
 
-    def stats(self) -> dict[str, int]:
+    def stats(self) -> dict[str, Any]:
         """Row counts of the whole file: ``entries`` (expired and superseded too), ``entries_valid``,
-        ``sessions``, ``messages`` and ``vectors`` (one per distinct text)."""
-        return self._ready().stats()
+        ``sessions``, ``messages`` and ``vectors`` (one per distinct text); ``outcomes`` is
+        ``outcome_stats()`` (outcomes recorded, the confidence distribution, the most-helped and
+        most-harmed entries) and ``proposals_pending`` the proposals waiting for a person."""
+        store = self._ready()
+        return {**store.stats(), "outcomes": self.outcome_stats(),
+                "proposals_pending": len(store.list_proposals(Scope(), status="pending", limit=None))}
 
     # -- one scope, sessions, governance: the parts of the facade --------------------------------
     def scope(self, *, user_id: str | None = None, agent_id: str | None = None, project_id: str | None = None,
@@ -357,6 +383,16 @@ class Kernel:
     def governance(self) -> Governance:
         """Scope policies, conflicts and the audit log (``kernel.governance.grant``, ``.resolve`` ...)."""
         return Governance(self)
+
+    @property
+    def outcomes(self) -> Outcomes:
+        """Outcomes and the confidence they move (``kernel.outcomes.record_outcome`` ...)."""
+        return Outcomes(self)
+
+    @property
+    def proposals(self) -> Proposals:
+        """Approval zones and proposals (``kernel.proposals.protect``, ``.approve`` ...)."""
+        return Proposals(self)
 
     # -- memories (each the scope handle's call: ``self.scope(...).<method>``) ------------------
     @traced("add_memory")  # the span covers the scope's checks too; the handle's call is part of it
@@ -403,7 +439,17 @@ class Kernel:
             prepared.append(check.memory_item(item["text"], **{k: v for k, v in item.items() if k != "text"}))
         self._check_items(prepared, "add_memories")
         with self._writing():
-            return self._wrote(self.ingestor.add_many(prepared, progress=progress))
+            return self._add_checked(prepared, progress)
+
+    def _add_checked(self, items: builtins.list[dict[str, Any]],
+                     progress: Callable[[int, int], None] | None = None) -> builtins.list[AddResult]:
+        """Write checked memory items; those an approval zone holds become proposals (``PROPOSED``)."""
+        proposed = self.proposals.intercept(items)
+        if not proposed:
+            return self._wrote(self.ingestor.add_many(items, progress=progress))
+        rest = [item for n, item in enumerate(items) if n not in proposed]
+        written = iter(self._wrote(self.ingestor.add_many(rest, progress=progress)) if rest else [])
+        return [proposed[n] if n in proposed else next(written) for n in range(len(items))]
 
     def get(self, entry_id: str, *, user_id: str | None = None, agent_id: str | None = None,
             project_id: str | None = None, session_id: str | None = None) -> Entry:
@@ -447,13 +493,14 @@ class Kernel:
              include_invalid: bool = False, as_of: datetime | None = None, metadata: dict[str, Any] | None = None,
              since: datetime | None = None, until: datetime | None = None, limit: int | None = 100,
              offset: int = 0, order: str = "asc", archived: bool | None = False,
-             min_trust: float | None = None, text_contains: str | None = None) -> builtins.list[Entry]:
+             min_trust: float | None = None, text_contains: str | None = None,
+             min_confidence: float | None = None) -> builtins.list[Entry]:
         """``scope(...).list``: entries in creation order, filtered; ``limit=None`` for all."""
         return self.scope(user_id=user_id, agent_id=agent_id, project_id=project_id, session_id=session_id) \
             .list(context_type=context_type, category=category, tags=tags, role=role,
                   include_expired=include_expired, include_invalid=include_invalid, as_of=as_of, metadata=metadata,
                   since=since, until=until, limit=limit, offset=offset, order=order, archived=archived,
-                  min_trust=min_trust, text_contains=text_contains)
+                  min_trust=min_trust, text_contains=text_contains, min_confidence=min_confidence)
 
     def count(self, /, *, user_id: str | None = None, agent_id: str | None = None, project_id: str | None = None,
               session_id: str | None = None, **filters: Any) -> int:
@@ -486,6 +533,12 @@ class Kernel:
                 events.append(HistoryEvent(f"{row['id']}:resolve", entry_id, "RESOLVE", lost_text, kept_text,
                                            row["resolved_at"], row["actor"],
                                            reason=f"conflict {row['id']} ({row['reason']}) resolved: kept {row['kept']}"))
+        for effect in store.outcome_effects([entry_id]):
+            events.append(HistoryEvent(f"{effect['outcome_id']}:{entry_id}", entry_id, "OUTCOME",
+                                       f"{effect['confidence_before']:.4g}", f"{effect['confidence_after']:.4g}",
+                                       effect["created_at"], effect["actor"],
+                                       reason=f"{effect['outcome_type']} (value {effect['value']:g})"
+                                              + (" - reverted" if effect["reverted_at"] else "")))
         events.sort(key=lambda e: e.created_at)
         return events
 
@@ -498,14 +551,16 @@ class Kernel:
              metadata: dict[str, Any] | None = None, reference_time: datetime | None = None,
              token_budget: int | None = None, strategy: str = "auto", include_expired: bool = False,
              config: Any = None, reinforce: bool | None = None, min_trust: float | None = None,
-             trust_weight: float = 0.0) -> FindResult:
+             trust_weight: float = 0.0, min_confidence: float | None = None,
+             min_score: float | None = None) -> FindResult:
         """``scope(...).find``: hybrid retrieval (FTS5 + vectors + NER + intents), best first, with a
         trace. ``ScopedMemory.find`` says what each option does."""
         return self.scope(user_id=user_id, agent_id=agent_id, project_id=project_id, session_id=session_id) \
             .find(query, top_k=top_k, context_type=context_type, category=category, tags=tags, role=role,
                   since=since, until=until, as_of=as_of, metadata=metadata, reference_time=reference_time,
                   token_budget=token_budget, strategy=strategy, include_expired=include_expired, config=config,
-                  reinforce=reinforce, min_trust=min_trust, trust_weight=trust_weight)
+                  reinforce=reinforce, min_trust=min_trust, trust_weight=trust_weight,
+                  min_confidence=min_confidence, min_score=min_score)
 
     def retrieve_by_entities(self, entities: Sequence[str], *, top_k: int = 10, budget_tokens: int | None = None,
                              user_id: str | None = None, agent_id: str | None = None, project_id: str | None = None,
@@ -868,6 +923,22 @@ class Kernel:
     conflicts = _on_governance(Governance.conflicts)
     resolve = _on_governance(Governance.resolve)
     audit = _on_governance(Governance.audit)
+    audit_replay = _on_governance(Governance.audit_replay)
+
+    # -- outcomes (``self.outcomes``) and approval zones / proposals (``self.proposals``) -------------
+    record_outcome = _on_outcomes(Outcomes.record_outcome)
+    get_outcome = _on_outcomes(Outcomes.get_outcome)
+    revert_outcome = _on_outcomes(Outcomes.revert_outcome)
+    list_outcomes = _on_outcomes(Outcomes.list_outcomes)
+    outcome_stats = _on_outcomes(Outcomes.outcome_stats)
+    protect = _on_proposals(Proposals.protect)
+    unprotect = _on_proposals(Proposals.unprotect)
+    zones = _on_proposals(Proposals.zones)
+    propose = _on_proposals(Proposals.propose)
+    get_proposal = _on_proposals(Proposals.get_proposal)
+    list_proposals = _on_proposals(Proposals.list_proposals)
+    approve = _on_proposals(Proposals.approve)
+    reject = _on_proposals(Proposals.reject)
 
 
 class AgentBase:
@@ -927,6 +998,16 @@ class AgentBase:
         """``Kernel.governance`` for async code: ``await db.governance.grant(...)``."""
         return AsyncGovernance(self.sync.governance)
 
+    @property
+    def outcomes(self) -> AsyncOutcomes:
+        """``Kernel.outcomes`` for async code: ``await db.outcomes.record_outcome(...)``."""
+        return AsyncOutcomes(self.sync.outcomes)
+
+    @property
+    def proposals(self) -> AsyncProposals:
+        """``Kernel.proposals`` for async code: ``await db.proposals.approve(...)``."""
+        return AsyncProposals(self.sync.proposals)
+
     initialize = in_thread(Kernel.initialize)
     add_memory = in_thread(Kernel.add_memory)
     add_memories = in_thread(Kernel.add_memories)
@@ -984,6 +1065,20 @@ class AgentBase:
     policies = in_thread(Kernel.policies)
     conflicts = in_thread(Kernel.conflicts)
     resolve = in_thread(Kernel.resolve)
+    audit_replay = in_thread(Kernel.audit_replay)
+    record_outcome = in_thread(Kernel.record_outcome)
+    get_outcome = in_thread(Kernel.get_outcome)
+    revert_outcome = in_thread(Kernel.revert_outcome)
+    list_outcomes = in_thread(Kernel.list_outcomes)
+    outcome_stats = in_thread(Kernel.outcome_stats)
+    protect = in_thread(Kernel.protect)
+    unprotect = in_thread(Kernel.unprotect)
+    zones = in_thread(Kernel.zones)
+    propose = in_thread(Kernel.propose)
+    get_proposal = in_thread(Kernel.get_proposal)
+    list_proposals = in_thread(Kernel.list_proposals)
+    approve = in_thread(Kernel.approve)
+    reject = in_thread(Kernel.reject)
     add_skill = in_thread(Kernel.add_skill)
     update_skill = in_thread(Kernel.update_skill)
     promote_skill = in_thread(Kernel.promote_skill)

@@ -19,6 +19,8 @@ __all__ = [
     "HistoryEvent",
     "Hit",
     "Message",
+    "Outcome",
+    "Proposal",
     "Provenance",
     "Scope",
     "ScopeLevel",
@@ -27,6 +29,7 @@ __all__ = [
     "SkillWarning",
     "Trace",
     "TraceStep",
+    "Zone",
 ]
 
 
@@ -153,6 +156,8 @@ class AddResult:
     facts: list[AddResult] = field(default_factory=list)
     superseded: list[str] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)  # conflicts opened instead of superseding
+    # the proposal this write became instead (event PROPOSED: the scope is an approval zone)
+    proposal_id: str | None = None
 
     @property
     def id(self) -> str:
@@ -337,3 +342,75 @@ class FindResult(Sequence[Hit]):
 
     def __repr__(self) -> str:
         return f"FindResult({len(self.hits)} hits, degrade_reason={self.degrade_reason!r})"
+
+
+@dataclass
+class Outcome:
+    """What happened after a session's retrievals, and how it moved each entry's confidence.
+
+    ``effects`` holds one dict per entry: ``entry_id``, ``success`` / ``failure`` (the counts it
+    added), ``confidence_before`` / ``confidence_after``."""
+
+    id: str
+    session_id: str | None
+    scope: Scope
+    outcome_type: str
+    value: float
+    weight: float = 1.0
+    actor: str | None = None
+    trace_ids: list[str] = field(default_factory=list)
+    detail: dict[str, Any] = field(default_factory=dict)
+    effects: list[dict[str, Any]] = field(default_factory=list)
+    created_at: datetime | None = None
+    reverted_at: datetime | None = None
+
+    @property
+    def entry_ids(self) -> list[str]:
+        return [e["entry_id"] for e in self.effects]
+
+
+@dataclass
+class Zone:
+    """A scope (optionally one key prefix or category of it) whose writes need a person's approval."""
+
+    id: str
+    scope: Scope
+    key_prefix: str | None = None
+    category: str | None = None
+    actor: str | None = None
+    created_at: datetime | None = None
+
+
+@dataclass
+class Proposal:
+    """A write waiting for a person: add a memory, change one's text, or delete one.
+
+    ``text`` is the proposed text (``None`` for a delete), ``current_text`` the entry's text when it
+    was proposed; ``diff`` shows one against the other."""
+
+    id: str
+    status: str
+    op: str
+    scope: Scope
+    text: str | None = None
+    entry_id: str | None = None
+    fields: dict[str, Any] = field(default_factory=dict)
+    current_text: str | None = None
+    proposer: str | None = None
+    source: str | None = None
+    reason: str | None = None
+    zone_id: str | None = None
+    created_at: datetime | None = None
+    decided_at: datetime | None = None
+    decided_by: str | None = None
+    decision_reason: str | None = None
+    result_entry_id: str | None = None
+
+    @property
+    def diff(self) -> str:
+        """A unified diff of the current value against the proposed one (empty lines for none)."""
+        import difflib
+
+        old = (self.current_text or "").splitlines()
+        new = (self.text or "").splitlines()
+        return "\n".join(difflib.unified_diff(old, new, "current", "proposed", lineterm=""))

@@ -27,7 +27,7 @@ from .lifecycle.audit import AuditEvent
 from .lifecycle.capacity import effective_capacity, enforce
 from .lifecycle.consolidate import Consolidation
 from .lifecycle.prefetch import Prefetch
-from .records import AddResult, ContextType, Entry, FindResult, Message, Scope, Session
+from .records import AddResult, ContextType, Entry, FindResult, Message, Outcome, Proposal, Scope, Session, Zone
 from .rules.conflicts import Conflict
 from .rules.importance import check_importance
 from .rules.trust import check_trust
@@ -112,7 +112,7 @@ class ScopedMemory:
                                  trust=trust, importance=importance, split_stream=split_stream)
         k._check_items([item], "add_memory")
         with k._writing():
-            return k._wrote(k.ingestor.add_many([item]))[0]
+            return k._add_checked([item])[0]
 
     def add_memories(self, items: Iterable[dict[str, Any]], *,
                      progress: Callable[[int, int], None] | None = None) -> builtins.list[AddResult]:
@@ -164,6 +164,10 @@ class ScopedMemory:
             changes["importance"] = check_importance(importance)
         if k.agent is not None:  # judged before the transaction, so that the denial's audit row stays
             k._check_entry("write", store.get_entry(entry_id, scope), "update")
+        if text is not None:  # an agent's new text in an approval zone, or over a person's, is a proposal
+            current = store.get_entry(entry_id, scope)
+            if current.l2_full != text and k.proposals.guard(current, "update", text=text, actor=actor) is not None:
+                return current
         with store.transaction():
             current = store.get_entry(entry_id, scope)
             return k.ingestor.update(current, scope, changes, text=text, tags=new_tags, actor=actor)
@@ -172,8 +176,11 @@ class ScopedMemory:
         """Delete one entry and return it (a DELETE history event stays). ``EntryNotFound`` when missing."""
         k = self._kernel
         entry_id = check.entry_id(entry_id)
+        current = k._ready().get_entry(entry_id, self.scope)
         if k.agent is not None:
-            k._check_entry("write", k._ready().get_entry(entry_id, self.scope), "delete")
+            k._check_entry("write", current, "delete")
+        if k.proposals.guard(current, "delete", actor=actor) is not None:
+            return current  # an approval zone (or a person's entry): a proposal to delete it, for a person
         return k._ready().delete_entry(entry_id, self.scope, actor=actor)
 
     def delete_all(self, *, metadata: dict[str, Any] | None = None) -> int:
@@ -190,7 +197,8 @@ class ScopedMemory:
     def _filter(self, *, context_type: Any = None, category: Any = None, tags: Any = None, role: Any = None,
                 include_expired: bool = False, include_invalid: bool = False, as_of: Any = None,
                 metadata: Any = None, since: Any = None, until: Any = None, archived: Any = False,
-                min_trust: Any = None, text_contains: Any = None, operation: str = "list") -> EntryFilter:
+                min_trust: Any = None, text_contains: Any = None, min_confidence: Any = None,
+                operation: str = "list") -> EntryFilter:
         if context_type is not None:
             try:
                 context_type = ContextType(getattr(context_type, "value", context_type)).value
@@ -206,6 +214,7 @@ class ScopedMemory:
             metadata=check.metadata_filter(metadata),
             since=check.when(since, "since"), until=check.when(until, "until"), archived=archived,
             min_trust=check_trust(min_trust), text_contains=check.text_needle(text_contains),
+            min_confidence=None if min_confidence is None else check.confidence(min_confidence),
             exclude_scopes=k._gate.check("read", self.scope, operation) if k.agent is not None else ())
 
     def list(self, *, context_type: Any = None, category: str | None = None, tags: Sequence[str] | None = None,
@@ -213,7 +222,7 @@ class ScopedMemory:
              as_of: datetime | None = None, metadata: dict[str, Any] | None = None, since: datetime | None = None,
              until: datetime | None = None, limit: int | None = 100, offset: int = 0, order: str = "asc",
              archived: bool | None = False, min_trust: float | None = None,
-             text_contains: str | None = None) -> builtins.list[Entry]:
+             text_contains: str | None = None, min_confidence: float | None = None) -> builtins.list[Entry]:
         """Entries in creation order, filtered; ``limit=None`` for all. ``archived=True`` lists only
         archived entries (capacity, consolidation), ``None`` both. ``min_trust`` leaves out entries
         less trusted (``Entry.trust``). ``text_contains`` keeps the entries whose text holds that exact,
@@ -223,7 +232,7 @@ class ScopedMemory:
         flt = self._filter(context_type=context_type, category=category, tags=tags, role=role,
                            include_expired=include_expired, include_invalid=include_invalid, as_of=as_of,
                            metadata=metadata, since=since, until=until, archived=archived, min_trust=min_trust,
-                           text_contains=text_contains)
+                           text_contains=text_contains, min_confidence=min_confidence)
         k = self._kernel
         return k._with_access(k._ready().list_entries(flt, limit=check.limit(limit),
                                                       offset=check.limit(offset, "offset") or 0, order=order))
@@ -239,7 +248,8 @@ class ScopedMemory:
              until: datetime | None = None, as_of: datetime | None = None, metadata: dict[str, Any] | None = None,
              reference_time: datetime | None = None, token_budget: int | None = None, strategy: str = "auto",
              include_expired: bool = False, config: Any = None, reinforce: bool | None = None,
-             min_trust: float | None = None, trust_weight: float = 0.0) -> FindResult:
+             min_trust: float | None = None, trust_weight: float = 0.0,
+             min_confidence: float | None = None, min_score: float | None = None) -> FindResult:
         """Hybrid retrieval (FTS5 + vectors + NER + intents), best first, with a trace.
 
         Each returned entry's ``access_count`` / ``last_accessed_at`` are bumped after the search,
@@ -249,15 +259,25 @@ class ScopedMemory:
         in [0, 1] re-ranks by ``score * (1 - w + w * trust)`` (off by default: not measured to
         help, docs/lifecycle.md). Hits whose entry is in an open conflict carry its id in
         ``hit.entry.conflicts``, and ``result.trace.conflicts`` lists those entries.
+
+        ``min_confidence`` leaves out entries whose confidence (moved by ``record_outcome``) is lower;
+        confidence is not a ranking term (not measured to help: docs/retrieval.md, "Outcomes").
+
+        ``hit.score`` is a calibrated probability that the memory is what the question asks for
+        (comparable across questions and scopes; docs/retrieval.md has its reliability table), and
+        ``min_score`` in [0, 1] leaves out hits scoring below it (after ``trust_weight``).
         """
         k = self._kernel
         flt = self._filter(context_type=context_type, category=category, tags=tags, role=role,
                            include_expired=include_expired, as_of=as_of, metadata=metadata, since=since, until=until,
-                           min_trust=min_trust, operation="find")
+                           min_trust=min_trust, min_confidence=min_confidence, operation="find")
         if not isinstance(trust_weight, (int, float)) or isinstance(trust_weight, bool) or not 0 <= trust_weight <= 1:
             raise InvalidArgument(f"trust_weight must be a number in [0, 1], got {trust_weight!r}", param="trust_weight")
         if token_budget is not None:
             check.limit(token_budget, "token_budget")
+        if min_score is not None and (not isinstance(min_score, (int, float)) or isinstance(min_score, bool)
+                                      or not 0 <= min_score <= 1):
+            raise InvalidArgument(f"min_score must be a number in [0, 1], got {min_score!r}", param="min_score")
         if config is not None and not isinstance(config, RetrievalConfig):
             raise InvalidArgument(f"config must be a RetrievalConfig (Config().retrieval), got {type(config).__name__}")
         if reinforce is not None and not isinstance(reinforce, bool):
@@ -270,6 +290,8 @@ class ScopedMemory:
             result.trace.degrade_reason = (f"{waiting} memories of this scope still wait for their vectors: "
                                            "ranked by FTS + NER alone (wait_embedded() first for full ranking)")
         k._govern_hits(result, flt, float(trust_weight))
+        if min_score is not None:
+            result.hits = [h for h in result.hits if h.score >= min_score]
         result.skill_warnings = k._skill_warnings(h.entry for h in result.hits)
         k._reinforce(result, flt.scope, query, reinforce)
         return result
@@ -446,6 +468,36 @@ class ScopedMemory:
         """The scope's contradicting facts, oldest first (``Governance.conflicts``)."""
         return self._kernel.governance.conflicts(**self._ids, include_closed=include_closed)
 
+    def record_outcome(self, outcome_type: str, value: float | bool | None = None, *,
+                       entry_ids: Sequence[str] | None = None, trace_ids: Sequence[str] | None = None,
+                       top_k: int | None = None, weight: float = 1.0, detail: dict[str, Any] | None = None,
+                       actor: str | None = None) -> Outcome:
+        """How the scope's session went (``Outcomes.record_outcome``; the scope needs a session_id)."""
+        return self._kernel.outcomes.record_outcome(
+            self._session_id("record_outcome"), outcome_type, value, entry_ids=entry_ids, trace_ids=trace_ids,
+            top_k=top_k, weight=weight, detail=detail, actor=actor, **self._owner)
+
+    def outcome_stats(self, *, top: int = 5) -> dict[str, Any]:
+        """Outcomes and confidence in the scope (``Outcomes.outcome_stats``)."""
+        return self._kernel.outcomes.outcome_stats(**self._ids, top=top)
+
+    def protect(self, *, key_prefix: str | None = None, category: str | None = None,
+                actor: str | None = None) -> Zone:
+        """Mark the scope human-approved (``Proposals.protect``)."""
+        return self._kernel.proposals.protect(**self._ids, key_prefix=key_prefix, category=category, actor=actor)
+
+    def propose(self, text: str | None = None, *, op: str = "add", entry_id: str | None = None,
+                category: str | None = None, tags: Sequence[str] = (), metadata: dict[str, Any] | None = None,
+                reason: str | None = None, proposer: str | None = None) -> Proposal:
+        """Propose a write in the scope for a person to approve (``Proposals.propose``)."""
+        return self._kernel.proposals.propose(text, **self._ids, op=op, entry_id=entry_id, category=category,
+                                              tags=tags, metadata=metadata, reason=reason, proposer=proposer)
+
+    def list_proposals(self, *, status: str | None = "pending", limit: int | None = 100,
+                       offset: int = 0) -> builtins.list[Proposal]:
+        """The scope's proposals, oldest first (``Proposals.list_proposals``)."""
+        return self._kernel.proposals.list_proposals(**self._ids, status=status, limit=limit, offset=offset)
+
     def export(self, out: str | os.PathLike[str] | Any, *, metadata: dict[str, Any] | None = None,
                vectors: bool = True, traces: bool = False,
                progress: Callable[[int, int], None] | None = None) -> dict[str, int]:
@@ -549,6 +601,11 @@ class AsyncScopedMemory:
     consolidate = in_thread(ScopedMemory.consolidate)
     audit = in_thread(ScopedMemory.audit)
     conflicts = in_thread(ScopedMemory.conflicts)
+    record_outcome = in_thread(ScopedMemory.record_outcome)
+    outcome_stats = in_thread(ScopedMemory.outcome_stats)
+    protect = in_thread(ScopedMemory.protect)
+    propose = in_thread(ScopedMemory.propose)
+    list_proposals = in_thread(ScopedMemory.list_proposals)
     export = in_thread(ScopedMemory.export)
     create_session = in_thread(ScopedMemory.create_session)
     list_sessions = in_thread(ScopedMemory.list_sessions)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from . import arguments as check
 from .errors import InvalidArgument, SkillNotFound
 from .records import Entry, Scope, Skill
-from .store.base import utcnow
+from .store.base import iso, utcnow
 from .threads import in_thread
 
 if TYPE_CHECKING:
@@ -153,7 +153,8 @@ class Skills:
                                       param="name")
             entry = self._write_version(scope, name, 1, text, authored_by=authored_by, status="current", like=None,
                                         category=category, tags=tags, metadata=metadata, created_at=created_at)
-            self._audit("add", scope, [entry.id], {"name": name, "version": 1}, authored_by)
+            self._audit("add", scope, [entry.id], {"name": name, "version": 1, "authored_by": authored_by,
+                                                   "created_at": iso(entry.created_at)}, authored_by)
         return self._current(scope, name)
 
     def update(self, name: str, text: str, *, user_id: str | None = None, agent_id: str | None = None,
@@ -183,7 +184,8 @@ class Skills:
                                         like=like, category=category, tags=tags, metadata=metadata,
                                         created_at=created_at)
             store.archive_entries([entry.id], reason="skill candidate", actor=authored_by)
-            self._audit("update", scope, [entry.id], {"name": name, "version": version}, authored_by)
+            self._audit("update", scope, [entry.id], {"name": name, "version": version, "authored_by": authored_by,
+                                                      "created_at": iso(entry.created_at)}, authored_by)
             if promote:
                 self._promote(scope, name, version, actor=authored_by)
         return self._version(scope, name, version)

@@ -11,6 +11,7 @@ Usage::
     python -m benchmarks run --jobs 3             # three worker processes at once (noisier timings, sooner)
     python -m benchmarks merge OTHER/run.json     # add the rows of another run of the same kind
     python -m benchmarks report                   # re-render RESULTS.md from benchmarks/results/*.json
+    python -m benchmarks train-ranker --cache DIR # the learned ranker and score calibration (benchmarks/train_ranker.py)
 
 ``system``, ``scale-one`` and ``store-scale-one`` are the per-process workers ``run``, ``scale`` and
 ``store-scale`` start (one process per
@@ -409,6 +410,11 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["train-ranker"]:  # its own options (benchmarks/train_ranker.py)
+        from .train_ranker import main as train_ranker
+
+        return train_ranker(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -501,6 +507,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("other")
     common(p)
     p.set_defaults(func=cmd_merge)
+
+    sub.add_parser("train-ranker", help="train the learned ranker and the score calibration (--help for its options)")
 
     p = sub.add_parser("report", help="re-render RESULTS.md and the charts from results/*.json")
     p.add_argument("--readme-table", action="store_true", help="print the README's results table instead")

@@ -16,7 +16,7 @@ def test_kernel_all_is_sorted_and_resolves():
     public = {n for n in vars(agentbase_kernel) if not n.startswith("_")}
     modules = {"arguments", "cli", "config", "errors", "kernel", "lifecycle", "portable", "records", "store", "text",
                "ingest", "retrieve", "rules", "telemetry", "testing", "threads",
-               "governance", "markdown", "scoped", "sessions", "skills"}
+               "governance", "markdown", "outcomes", "proposals", "scoped", "sessions", "skills"}
     assert public - modules - {"annotations"} == set(agentbase_kernel.__all__)
 
 

@@ -129,7 +129,7 @@ async def add_memory(db: AgentBase, scope: Scope, args: dict[str, Any]) -> dict[
         results = await db.add_memories([{"text": m["content"], "role": m["role"], "actor": m.get("name"), **common}
                                          for m in messages])
     return {"results": [{"id": r.id, "event": r.event, "text": r.entry.l2_full,
-                         **_facts(r)} for r in results]}
+                         **({"proposal_id": r.proposal_id} if r.proposal_id else {}), **_facts(r)} for r in results]}
 
 
 def _facts(result: Any) -> dict[str, Any]:
@@ -185,6 +185,61 @@ async def list_skills(db: AgentBase, scope: Scope, args: dict[str, Any]) -> dict
                         **({"authored_by": s.authored_by} if s.authored_by else {}),
                         **({"warning": s.warning.message} if s.warning else {})}
                        for s in await db.list_skills(**scope)]}
+
+
+# -- governance: proposals and outcomes (an agent proposes and reports; a person approves) ---------
+_OP = {"type": "string", "enum": ["add", "update", "delete"], "default": "add",
+       "description": "add a memory (text), change one's text (memory_id and text) or delete one (memory_id)."}
+_PROPOSAL_STATUS = {"type": "string", "enum": ["pending", "approved", "rejected", "all"], "default": "pending"}
+
+
+def _proposal_json(p: Any) -> dict[str, Any]:
+    return {"id": p.id, "status": p.status, "op": p.op, "text": p.text, "memory_id": p.entry_id,
+            "current_text": p.current_text, "proposer": p.proposer, "reason": p.reason,
+            "created_at": p.created_at.isoformat() if p.created_at else None,
+            **({"decision_reason": p.decision_reason} if p.decision_reason else {}),
+            **({"written_memory_id": p.result_entry_id} if p.result_entry_id else {})}
+
+
+@_tool("propose_memory",
+       "Propose a memory change for a person to approve (a protected scope turns add_memory into this too): "
+       "nothing is written until they approve it; you cannot approve it yourself.",
+       {"op": _OP, "text": {**_TEXT, "description": "The memory to add, or the corrected text."},
+        "memory_id": {**_MEMORY_ID, "description": "The memory to change or delete."},
+        "reason": {"type": "string", "minLength": 1, "maxLength": 2_000,
+                   "description": "Why, for the person who decides."},
+        "metadata": _METADATA, "tags": _TAGS, "category": _CATEGORY})
+async def propose_memory(db: AgentBase, scope: Scope, args: dict[str, Any]) -> dict[str, Any]:
+    proposal = await db.propose(args.get("text"), op=args.get("op", "add"), entry_id=args.get("memory_id"),
+                                reason=args.get("reason"), metadata=_check_metadata(args.get("metadata")),
+                                tags=args.get("tags") or (), category=args.get("category"), **scope)
+    return _proposal_json(proposal)
+
+
+@_tool("list_proposals", "List the memory changes proposed in this scope (pending ones unless status says otherwise).",
+       {"status": _PROPOSAL_STATUS,
+        "limit": {"type": "integer", "minimum": 1, "maximum": LIMITS["page"], "default": 50}}, read_only=True)
+async def list_proposals(db: AgentBase, scope: Scope, args: dict[str, Any]) -> dict[str, Any]:
+    status = args.get("status", "pending")
+    found = await db.list_proposals(status=None if status == "all" else status, limit=args.get("limit", 50), **scope)
+    return {"proposals": [_proposal_json(p) for p in found]}
+
+
+@_tool("record_outcome",
+       "Report how a conversation's task went: the memories search_memories returned in it (or used_memory_ids) "
+       "gain confidence on success and lose it on failure.",
+       {"session_id": {**_SESSION_ID, "description": "The conversation whose searches are judged."},
+        "outcome": {"type": "string", "enum": ["success", "partial", "failure"]},
+        "used_memory_ids": {"type": "array", "minItems": 1, "maxItems": LIMITS["top_k"], "items": _MEMORY_ID,
+                       "description": "Only these memories (the ones actually used)."}},
+       ["session_id", "outcome"])
+async def record_outcome(db: AgentBase, scope: Scope, args: dict[str, Any]) -> dict[str, Any]:
+    for memory_id in args.get("used_memory_ids") or ():
+        await _owned(db, scope, memory_id)
+    outcome = await db.record_outcome(args["session_id"], args["outcome"], entry_ids=args.get("used_memory_ids"),
+                                      **scope)
+    return {"outcome_id": outcome.id, "memories": [{"id": e["entry_id"], "confidence": e["confidence_after"]}
+                                                   for e in outcome.effects]}
 
 
 @_tool("get_memory", "Read one memory by id, with its metadata, tags and timestamps.",

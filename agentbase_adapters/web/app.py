@@ -60,6 +60,7 @@ VIEWS: tuple[tuple[str, str, str], ...] = (
     ("/traces", "Retrieval traces", "recent find calls, each step and why each result ranked"),
     ("/entities", "Entity graph", "entities and their co-occurrence links"),
     ("/sessions", "Sessions", "conversations with the memories derived from them"),
+    ("/proposals", "Proposals", "agents' writes waiting for a person (approve or reject); outcomes and confidence"),
 )
 
 
@@ -246,7 +247,11 @@ def create_app(kernel: Kernel, *, allow_edit: bool = False, api_key: str | None 
     def entry(request: Request) -> Response:
         entry_id = request.path_params["entry_id"]
         e = kernel.get(entry_id)
-        return page(request, "entry.html", e=e, history=kernel.history(entry_id),
+        skill = None
+        if e.context_type == ContextType.SKILL:  # a named skill: its version, health and warning
+            skill = next((s for s in kernel.list_skills(**scope_args(e.scope), all_versions=True) if s.id == e.id),
+                         None)
+        return page(request, "entry.html", e=e, skill=skill, history=kernel.history(entry_id),
                     sources=state.queries.source_turns(e), entities=state.queries.entities_of(e),
                     predecessors=state.queries.superseded(entry_id), successors=state.queries.successors(e),
                     scope_text=scope_label(e.scope), user_tags=[t for t in e.tags if not t.startswith("ner_")])
@@ -273,6 +278,31 @@ def create_app(kernel: Kernel, *, allow_edit: bool = False, api_key: str | None 
         state.queries.forget()
         state.queries.remember_delete(gone, "dashboard")
         return RedirectResponse("/memories", status_code=303)
+
+    def proposals(request: Request) -> Response:
+        s = _scope(request)
+        mine = kernel.scope(user_id=s.user_id, agent_id=s.agent_id, project_id=s.project_id, session_id=s.session_id)
+        pending = mine.list_proposals(status="pending", limit=_PER_PAGE * 4)
+        decided = [p for p in mine.list_proposals(status=None, limit=None) if p.status != "pending"][-_PER_PAGE:][::-1]
+        return page(request, "proposals.html", pending=pending, decided=decided, zones=kernel.zones(),
+                    learned=mine.outcome_stats())
+
+    def _reviewer() -> Kernel:
+        return kernel.view(source="dashboard")  # a person's tool: what it approves is human_approved
+
+    async def approve(request: Request) -> Response:
+        _allowed(state)
+        await request.form()
+        _reviewer().approve(request.path_params["proposal_id"], reviewer="dashboard")
+        state.queries.forget()
+        return RedirectResponse("/proposals", status_code=303)
+
+    async def reject(request: Request) -> Response:
+        _allowed(state)
+        form = await request.form()
+        _reviewer().reject(request.path_params["proposal_id"], reason=str(form.get("reason") or "").strip(),
+                           reviewer="dashboard")
+        return RedirectResponse("/proposals", status_code=303)
 
     def traces(request: Request) -> Response:
         limit = _int(request, "limit", 50, 1, 500)
@@ -352,6 +382,9 @@ def create_app(kernel: Kernel, *, allow_edit: bool = False, api_key: str | None 
         Route("/memories/{entry_id:path}", entry),
         Route("/traces", traces), Route("/traces/{trace_id}", trace), Route("/entities", entities),
         Route("/sessions", sessions), Route("/sessions/{session_id:path}", session),
+        Route("/proposals", proposals),
+        Route("/proposals/{proposal_id}/approve", approve, methods=["POST"]),
+        Route("/proposals/{proposal_id}/reject", reject, methods=["POST"]),
     ]
     handlers: dict[Any, Any] = {
         HTTPException: http_error, EntryNotFound: not_found, SessionNotFound: not_found, NotFoundError: not_found,

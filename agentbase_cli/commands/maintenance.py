@@ -121,7 +121,8 @@ def info(ctx: click.Context, models: bool, as_json: bool) -> None:
 @database_options()
 @click.pass_context
 def stats(ctx: click.Context, as_json: bool, **scope: Any) -> None:
-    """Counts: entries (current, expired, superseded), by type and role; sessions and messages."""
+    """Counts: entries (current, expired, superseded), by type and role; sessions and messages; outcomes
+    recorded, the confidence distribution and the proposals waiting for a person."""
     chosen = scope_from(scope)
     every = {"include_expired": True, "include_invalid": True, **chosen}
     with open_kernel(ctx, models=False) as kernel:
@@ -138,10 +139,15 @@ def stats(ctx: click.Context, as_json: bool, **scope: Any) -> None:
         if "session_id" in chosen:
             sessions = [s for s in sessions if s.id == chosen["session_id"]]
         messages = sum(kernel.count_messages(s.id) for s in sessions)
+        learned = kernel.outcome_stats(**chosen)
+        pending = len(kernel.list_proposals(**chosen, limit=None))
     report = {"entries": total, "current": current, "expired": unexpired - current, "superseded": total - unexpired,
-              "by_type": by_type, "by_role": by_role, "sessions": len(sessions), "messages": messages}
+              "by_type": by_type, "by_role": by_role, "sessions": len(sessions), "messages": messages,
+              "outcomes": learned["by_type"] or learned["outcomes"],
+              "confidence": {f"{n / 10:.1f}+": count for n, count in enumerate(learned["confidence_buckets"]) if count},
+              "proposals pending": pending}
     if as_json:
-        echo_json(report)
+        echo_json({**report, "most_helped": learned["most_helped"], "most_harmed": learned["most_harmed"]})
         return
     flat = [(k, ", ".join(f"{n} {v}" for n, v in value.items()) if isinstance(value, dict) else value)
             for k, value in report.items()]

@@ -24,6 +24,7 @@ from ..records import AddResult, Entry, Message, Scope, Session
 from ..rules.conflicts import conflict_reason
 from ..rules.importance import rule_importance
 from ..rules.trust import stamp
+from ..rules.zones import is_human_approved
 from ..store.base import NO_EMBEDDER, EntryFilter, utcnow
 from ..store.protocol import EntryRow
 from ..text import tokenize
@@ -576,6 +577,8 @@ class Ingestor:
             return result
         for old in self.store.live_subject_entries(scope, row["subject_key"], result.entry.id):
             reason = conflict_reason(old, result.entry)  # rules that cannot order them: keep both, flagged
+            if reason is None and is_human_approved(old) and not is_human_approved(result.entry):
+                reason = "would overwrite a human-approved memory"  # rules/zones.py: a person decides
             if reason is not None:
                 result.conflicts.append(self.store.add_conflict(old, result.entry, reason, row["subject_key"]))
                 continue

@@ -13,9 +13,10 @@ __all__ = ["AUDIT_KINDS", "AuditEvent", "check_kinds"]
 
 #: what the log records: entry writes (ingest, import), updates, supersessions, deletes, archivals
 #: and restores (capacity, consolidation, ``archive`` / ``restore``), reads (``lifecycle.audit_reads``),
-#: permission denials, policy changes, conflict resolutions and skill changes (add, update, promote, verify)
+#: permission denials, policy changes, conflict resolutions and skill changes (add, update, promote, verify);
+#: outcomes (and their reverts), approval zones and proposals (propose, approve, reject)
 AUDIT_KINDS = ("write", "update", "supersede", "delete", "archive", "restore", "read", "denied", "policy", "resolve",
-               "skill")
+               "skill", "outcome", "outcome_revert", "zone", "proposal")
 
 
 @dataclass

@@ -136,6 +136,8 @@ def recall_fts(r: Retriever, q: Query, s: Search) -> Traced | None:
     s.fetch = max(int(math.ceil(q.want * cfg.overfetch)), 30)
     if cfg.fusion == "score":
         s.fetch = max(s.fetch, cfg.fusion_pool)
+    if cfg.ranker:
+        s.fetch = max(s.fetch, cfg.ranker_pool)
     if not cfg.fts:
         return None
     ranked: dict[int, float] = {}
@@ -143,7 +145,8 @@ def recall_fts(r: Retriever, q: Query, s: Search) -> Traced | None:
         terms = q.terms if i == 0 else tokenize.query_terms(sub)
         if not terms:
             continue
-        if i == 0 and cfg.fusion == "score" and (cfg.unseen_vector_shift or cfg.missed_words or cfg.dense_quota):
+        if i == 0 and (cfg.ranker or (cfg.fusion == "score" and (cfg.unseen_vector_shift or cfg.missed_words
+                                                                 or cfg.dense_quota))):
             # the per-term rankings are cached, so asking for each term alone costs a lookup
             s.holding = {term: {rid for rid, _ in r.store.fts_search([term], q.flt, cfg.term_rows)}
                          for term in q.worded}
@@ -375,13 +378,36 @@ def order(r: Retriever, q: Query, s: Search) -> None:
     return None
 
 
+def learned_rank(r: Retriever, q: Query, s: Search) -> Traced | None:
+    """The learned second stage (``ranker`` on): each candidate's calibrated probability, best first.
+
+    It reads what the legs and fusion found (``signals.py``) and replaces the boosts and the
+    reorderings after it: those steps do not run.
+    """
+    from .features import matrix
+    from .ranker import load_ranker
+    from .signals import collect
+
+    if not q.cfg.ranker or not s.cands:
+        return None
+    ranker = load_ranker()
+    sig = collect(r, q, s, s.lacked_share)
+    probability = ranker.score(matrix(sig)) if sig.rids else np.zeros(0)
+    for rid, p in zip(sig.rids, probability.tolist()):
+        c = s.cands[rid]
+        c.final = p
+        c.matched_by.append("ranker")
+    s.ordered = sorted((c for c in s.cands.values() if c.entry is not None), key=lambda c: (-c.final, c.rid))
+    return traced(len(s.ordered), trees=len(ranker.value))
+
+
 # -- reordering ------------------------------------------------------------------------------------
 def latest_first(r: Retriever, q: Query, s: Search) -> Traced | None:
     """For a question about how things stand now, a later statement of the same thing ranks first."""
     from .updates import latest_first as reorder
 
     cfg = q.cfg
-    if not cfg.latest_first or not s.ordered or not q.asks_current:
+    if cfg.ranker or not cfg.latest_first or not s.ordered or not q.asks_current:
         return None
     asked = slots_of = slots_of_many = None
     if cfg.latest_slots:
@@ -405,7 +431,7 @@ def latest_first(r: Retriever, q: Query, s: Search) -> Traced | None:
 def co_retrieval(r: Retriever, q: Query, s: Search) -> Traced | None:
     """Pull in the neighbouring turns of the best hits, ranked just below the hit that found them."""
     cfg = q.cfg
-    if not cfg.co_retrieval or not s.ordered:
+    if cfg.ranker or not cfg.co_retrieval or not s.ordered:
         return None
     seeds = [c for c in s.ordered[: cfg.co_retrieval_seeds] if c.entry is not None]
     neighbours = r.store.session_neighbours([c.entry.id for c in seeds if c.entry is not None],
@@ -435,8 +461,11 @@ def co_retrieval(r: Retriever, q: Query, s: Search) -> Traced | None:
 
 
 def rerank(r: Retriever, q: Query, s: Search) -> Traced:
-    """The score callers see: the heuristic rerank (off by default), else the fused score out of the best possible."""
+    """The score callers see: the ranker's probability, the heuristic rerank (off by default), or the
+    fused score out of the best possible, calibrated (``calibration.py``) unless ``calibrated_scores`` is off."""
     cfg = q.cfg
+    if cfg.ranker:
+        return traced(len(s.ordered), enabled=cfg.rerank, calibrated="ranker")
     if cfg.rerank and s.ordered:
         _heuristic_rerank(s.ordered, q.flt.scope, q.reference, q.intents, cfg)
         s.ordered.sort(key=lambda c: (-c.final, c.rid))
@@ -445,14 +474,19 @@ def rerank(r: Retriever, q: Query, s: Search) -> Traced:
         best = 1.0 if cfg.fusion == "score" else (cfg.fts_weight + cfg.vector_weight) / (cfg.rrf_k + 1) or 1.0
         for c in s.ordered:
             c.final = min(1.0, c.fused * c.boost / best)
-    return traced(len(s.ordered), enabled=cfg.rerank)
+        if cfg.calibrated_scores and s.ordered:
+            _calibrate(q, s)
+    if cfg.rerank:
+        return traced(len(s.ordered), enabled=True)
+    return traced(len(s.ordered), enabled=False, calibrated=cfg.calibrated_scores)
 
 
 def rank_term(r: Retriever, q: Query, s: Search) -> None:
     """Importance / decay / access (``lifecycle.rank_composite``), when the kernel installed it."""
     if r.rank_term is not None:
         s.ordered = r.rank_term(s.ordered, q.reference,
-                                [c.final if q.cfg.rerank else c.fused * c.boost for c in s.ordered])
+                                [c.final if q.cfg.rerank or q.cfg.ranker else c.fused * c.boost
+                                  for c in s.ordered])
     return None
 
 
@@ -477,7 +511,7 @@ def dense_quota(r: Retriever, q: Query, s: Search) -> Traced | None:
     """A first-person question whose keyword matches lack most of its words keeps the cosine's best few in the head."""
     cfg = q.cfg
     vector_leg = s.legs.get("vector")
-    if not (cfg.dense_quota and vector_leg and s.holding and s.lacked_share >= cfg.dense_quota_missed
+    if not (cfg.dense_quota and not cfg.ranker and vector_leg and s.holding and s.lacked_share >= cfg.dense_quota_missed
             and (not cfg.dense_quota_self_only or q.about_self)):
         return None
     moved = _dense_quota(s.ordered, vector_leg, cfg.dense_quota, min(cfg.dense_quota_depth, q.want),
@@ -546,6 +580,7 @@ STEPS: tuple[tuple[str, Step], ...] = (
     ("intent_strategies", intent_strategies),
     ("self_boost", self_boost),
     ("order", order),
+    ("learned_rank", learned_rank),
     ("latest_first", latest_first),
     ("co_retrieval", co_retrieval),
     ("rerank", rerank),
@@ -578,6 +613,18 @@ def _heuristic_rerank(ordered: list[Candidate], scope: Scope, reference: datetim
         c.final = (cfg.rerank_relevance * (c.fused * c.boost / top) + cfg.rerank_freshness * fresh
                    + cfg.rerank_confidence * e.confidence + cfg.rerank_priority * priority
                    + cfg.rerank_type_match * type_match)
+
+
+def _calibrate(q: Query, s: Search) -> None:
+    """Each candidate's fused score (``final``, at most 1) as a calibrated probability, in place."""
+    from .calibration import load_calibration
+
+    n_terms = len(q.worded)
+    scorer = load_calibration().question(
+        top_cosine=max(s.similarity.values(), default=0.0), top_bm25=max(s.bm25.values(), default=0.0),
+        unseen_share=len(s.unseen) / n_terms if n_terms else 0.0, lacked_share=s.lacked_share)
+    for rank, c in enumerate(s.ordered):
+        c.final = scorer(c.final, rank)
 
 
 def _trim(found: list[Hit], budget: int) -> list[Hit]:

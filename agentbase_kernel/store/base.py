@@ -71,6 +71,8 @@ class EntryFilter:
     # governance (rules/trust.py, rules/permissions.py): entries below this trust, and
     # entries inside any of these scopes (each set field equal), are left out
     min_trust: float | None = None
+    # entries whose confidence (moved by outcomes, rules/outcomes.py) is below this are left out
+    min_confidence: float | None = None
     exclude_scopes: tuple[Scope, ...] = ()
     # the entry text holds this exact substring (case-sensitive): a file backend's literal grep
     text_contains: str | None = None

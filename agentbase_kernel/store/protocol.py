@@ -10,9 +10,10 @@ typed against the role it uses and nothing more:
     SearchIndex     full-text and vector legs, rids, turn neighbours, provenance, traces   (retrieve/)
     SessionStore    sessions, messages and their links to entries              (ingest, the kernel)
     RetentionStore  access counts, archival, per-scope capacity               (lifecycle/)
-    GovernanceStore the audit log, scope policies, conflicts                   (lifecycle/gate.py, the kernel)
+    GovernanceStore the audit log, scope policies, conflicts, outcomes and confidence, approval zones
+                    and proposals                                             (lifecycle/gate.py, the kernel)
     SkillStore      skill versions and entity drift marks                      (lifecycle/skills.py, the kernel)
-    PortableStore   export records, import them keeping ids and times         (portable/)
+    PortableStore   export records, import them keeping ids and times; the audit log replayed  (portable/)
 
 ``Store`` is their union: what a backend implements (SQLite, PostgreSQL + pgvector, and the
 in-memory reference store ``store/memory/``), checked by the contract suite in
@@ -355,6 +356,51 @@ class GovernanceStore(Transactional, Protocol):
         """Supersede the side not kept by ``keep`` and close the conflict, atomically;
         ``InvalidArgument`` for an unknown or closed conflict or a ``keep`` not in it."""
 
+    # -- outcomes and confidence (rules/outcomes.py) ------------------------------------------------
+    def confidence_counts(self, entry_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """``{id: {"confidence": float, "counts": (alpha, beta, confidence they gave) | None}}`` of the
+        ids that exist."""
+
+    def save_outcome(self, outcome: dict[str, Any], effects: Sequence[dict[str, Any]]) -> None:
+        """Store an outcome ``{id, session_id, scope, outcome_type, value, weight, actor, trace_ids, detail,
+        created_at}`` and its ``effects`` (``entry_id, success, failure, confidence_before, confidence_after,
+        alpha, beta``); set each entry's counts and confidence; an ``outcome`` audit row; atomically."""
+
+    def revert_outcome(self, outcome_id: str, at: Any, changes: Sequence[dict[str, Any]], *,
+                       actor: str | None) -> None:
+        """Mark an outcome reverted and write ``changes`` (``entry_id, alpha, beta, confidence``), with an
+        ``outcome_revert`` audit row, atomically."""
+
+    def list_outcomes(self, scope: Scope, *, outcome_id: str | None = None, include_reverted: bool = True,
+                      limit: int | None = 100) -> list[dict[str, Any]]:
+        """Outcomes of a scope (its ``session_id`` the outcome's session), newest first, with ``effects``."""
+
+    def outcome_effects(self, entry_ids: Iterable[str]) -> list[dict[str, Any]]:
+        """Every outcome's effect on the ids, oldest first (with the outcome's type, value, actor, times)."""
+
+    def outcome_stats(self, scope: Scope, *, top: int = 5) -> dict[str, Any]:
+        """``outcomes``, ``reverted``, ``by_type``, ``confidence_buckets`` (ten), ``entries_with_outcomes``,
+        ``most_helped``, ``most_harmed``."""
+
+    # -- approval zones and proposals (rules/zones.py) ----------------------------------------------
+    def set_zone(self, zone: dict[str, Any]) -> None:
+        """Create a zone ``{id, scope, key_prefix, category, actor, created_at}``; a ``zone`` audit row."""
+
+    def delete_zone(self, zone_id: str, *, actor: str | None) -> bool: ...
+
+    def zones(self) -> list[dict[str, Any]]:
+        """Every zone, oldest first."""
+
+    def save_proposal(self, proposal: dict[str, Any], *, kind: str = "propose", actor: str | None = None) -> None:
+        """Write a proposal (new, or every field by id) with a ``proposal`` audit row saying ``kind``."""
+
+    def get_proposal(self, proposal_id: str) -> dict[str, Any]:
+        """``InvalidArgument`` when there is none."""
+
+    def list_proposals(self, scope: Scope, *, status: str | None = None, limit: int | None = 100,
+                       offset: int = 0) -> list[dict[str, Any]]:
+        """Proposals whose scope has each id ``scope`` sets, oldest first."""
+
 
 class SkillStore(Transactional, Protocol):
     """Skills as governed records (docs/skills.md): the versions of each named skill, and what later
@@ -397,6 +443,16 @@ class PortableStore(Transactional, Protocol):
     def restore_times(self, table: str, row_id: str, *, created_at: str | None = None,
                       updated_at: str | None = None, history: list[dict[str, Any]] | None = None) -> None:
         """Set an entry's or session's times after ingest wrote it; ``history`` replaces its events."""
+
+    def audit_log(self, from_sequence: int = 0, limit: int = 500) -> list[dict[str, Any]]:
+        """Audit rows after ``from_sequence``, oldest first: ``seq, at, kind, actor, scope`` (the four
+        ids), ``entry_ids, detail`` and ``state`` (an entry's row as the change left it, or ``None``)."""
+
+    def replay_entry(self, state: dict[str, Any]) -> None:
+        """Write an entry row as an audit row's ``state`` holds it (inserted, or every column replaced)."""
+
+    def replay_delete(self, entry_id: str, *, actor: str | None = None) -> bool:
+        """Delete the entry if it exists; ``False`` if not."""
 
 
 class Store(Maintenance, EntryStore, VectorStore, SearchIndex, SessionStore, RetentionStore, GovernanceStore,

@@ -623,3 +623,91 @@ class StoreContractTests(ABC):
                 assert len(store.fts_search(["kite"], scope, 10)) == 2
                 raise _Boom
         assert len(store.fts_search(["kite"], scope, 10)) == 1
+
+    # -- outcomes, approval zones, proposals, the audit log's replay ------------------------------
+
+    def _outcome(self, store: Store, outcome_id: str, entry_id: str, *, after: float, alpha: float,
+                 beta: float) -> None:
+        store.save_outcome(
+            {"id": outcome_id, "session_id": "s1", "scope": Scope(user_id="u"), "outcome_type": "failure",
+             "value": 0.0, "weight": 1.0, "actor": "bot", "trace_ids": ["t1"], "detail": {"note": "x"},
+             "created_at": utcnow()},
+            [{"entry_id": entry_id, "success": 0.0, "failure": 1.0, "confidence_before": 1.0,
+              "confidence_after": after, "alpha": alpha, "beta": beta}])
+
+    def test_outcomes_move_confidence_and_are_listed_with_their_effects(self, store: Store) -> None:
+        a, _ = store.insert_entry(row("tea at noon", user_id="u"))
+        assert store.confidence_counts([a.id, "missing"]) == {a.id: {"confidence": 1.0, "counts": None}}
+        self._outcome(store, "out_1", a.id, after=0.8, alpha=4.0, beta=1.0)
+        assert store.get_entry(a.id).confidence == 0.8
+        assert store.confidence_counts([a.id])[a.id]["counts"] == (4.0, 1.0, 0.8)
+        assert ids(store.list_entries(EntryFilter(scope=Scope(user_id="u"), min_confidence=0.9))) == []
+        assert ids(store.list_entries(EntryFilter(scope=Scope(user_id="u"), min_confidence=0.8))) == [a.id]
+        [listed] = store.list_outcomes(Scope(user_id="u", session_id="s1"))
+        assert (listed["id"], listed["outcome_type"], listed["trace_ids"], listed["detail"], listed["reverted_at"]) \
+            == ("out_1", "failure", ["t1"], {"note": "x"}, None)
+        assert [(e["entry_id"], e["failure"], e["confidence_after"]) for e in listed["effects"]] == [(a.id, 1.0, 0.8)]
+        assert store.list_outcomes(Scope(session_id="other")) == []
+        assert [e["outcome_id"] for e in store.outcome_effects([a.id])] == ["out_1"]
+        stats = store.outcome_stats(Scope(user_id="u"))
+        assert (stats["outcomes"], stats["by_type"], stats["confidence_buckets"][8]) == (1, {"failure": 1}, 1)
+        assert [r["entry_id"] for r in stats["most_harmed"]] == [a.id] and stats["most_helped"] == []
+        kinds = [r["kind"] for r in store.audit_rows(Scope(user_id="u"), kinds=["outcome"])]
+        assert kinds == ["outcome"]
+
+    def test_an_outcome_reverted_restores_confidence_and_stops_counting(self, store: Store) -> None:
+        a, _ = store.insert_entry(row("tea at noon", user_id="u"))
+        self._outcome(store, "out_1", a.id, after=0.8, alpha=4.0, beta=1.0)
+        store.revert_outcome("out_1", utcnow(), [{"entry_id": a.id, "alpha": 4.0, "beta": 0.0, "confidence": 1.0}],
+                             actor="dana")
+        assert store.get_entry(a.id).confidence == 1.0
+        assert store.list_outcomes(Scope(), outcome_id="out_1")[0]["reverted_at"] is not None
+        assert store.list_outcomes(Scope(), include_reverted=False) == []
+        assert store.outcome_stats(Scope())["reverted"] == 1
+        store.delete_entry(a.id, Scope())
+        assert store.outcome_effects([a.id]) == [] and store.confidence_counts([a.id]) == {}
+
+    def test_zones_and_proposals_are_kept_and_audited(self, store: Store) -> None:
+        zone = {"id": "zone_1", "scope": Scope(project_id="hb"), "key_prefix": None, "category": "policy",
+                "actor": "dana", "created_at": T0}
+        store.set_zone(zone)
+        [kept] = store.zones()
+        assert (kept["id"], kept["scope"], kept["category"], kept["created_at"]) == ("zone_1", Scope(project_id="hb"),
+                                                                                    "policy", T0)
+        proposal = {"id": "prop_1", "status": "pending", "op": "add", "zone_id": "zone_1",
+                    "scope": Scope(project_id="hb"), "entry_id": None, "text": "Deploys run on Fridays",
+                    "fields": {"category": "policy"}, "current_text": None, "proposer": "bot", "source": "mcp",
+                    "reason": "seen in chat", "created_at": T0, "decided_at": None, "decided_by": None,
+                    "decision_reason": None, "result_entry_id": None}
+        store.save_proposal(proposal)
+        assert store.get_proposal("prop_1")["text"] == "Deploys run on Fridays"
+        assert [p["id"] for p in store.list_proposals(Scope(project_id="hb"), status="pending")] == ["prop_1"]
+        store.save_proposal({**proposal, "status": "rejected", "decided_at": T0, "decided_by": "dana",
+                             "decision_reason": "not true"}, kind="reject", actor="dana")
+        got = store.get_proposal("prop_1")
+        assert (got["status"], got["decided_by"], got["decision_reason"], got["fields"]) == (
+            "rejected", "dana", "not true", {"category": "policy"})
+        assert store.list_proposals(Scope(), status="pending") == []
+        with pytest.raises(InvalidArgument):
+            store.get_proposal("prop_missing")
+        details = [r["detail"]["op"] for r in store.audit_rows(Scope(), kinds=["zone", "proposal"], limit=None)]
+        assert details == ["reject", "propose", "protect"]
+        assert store.delete_zone("zone_1", actor="dana") and not store.delete_zone("zone_1", actor="dana")
+        assert store.zones() == []
+
+    def test_the_audit_log_keeps_each_change_of_an_entry_for_replay(self, store: Store) -> None:
+        a, _ = store.insert_entry(row("tea at noon", user_id="u", category="habit", tags=["t"],
+                                      metadata={"k": 1}, trust=0.7))
+        store.update_entry(a.id, Scope(), {"category": "routine"})
+        log = store.audit_log(0)
+        assert [r["kind"] for r in log] == ["write", "update"]
+        assert log[0]["seq"] < log[1]["seq"]
+        assert log[1]["state"]["category"] == "routine" and log[0]["state"]["category"] == "habit"
+        assert [r["seq"] for r in store.audit_log(log[0]["seq"])] == [log[1]["seq"]]
+        store.reset()
+        store.replay_entry(log[0]["state"])
+        store.replay_entry(log[1]["state"])
+        got = store.get_entry(a.id)
+        assert (got.l2_full, got.category, got.tags, got.metadata, got.trust, got.created_at) == (
+            "tea at noon", "routine", ["t"], {"k": 1}, 0.7, a.created_at)
+        assert store.replay_delete(a.id) and not store.replay_delete(a.id)

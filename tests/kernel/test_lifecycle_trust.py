@@ -92,6 +92,7 @@ def test_migration_stamps_existing_entries_by_role_without_audit_rows(tmp_path, 
         k.add_memory("the assistant said that", user_id="u", role="assistant")
         n_audit = len(k.audit(limit=None))
     con = sqlite3.connect(path)  # back to the schema before m008
+    con.execute("DROP TRIGGER audit_log_state")  # m009's, which reads those columns
     for column in ("trust", "source", "written_by"):
         con.execute(f"ALTER TABLE entries DROP COLUMN {column}")
     for table in ("scope_policies", "conflicts"):

@@ -194,6 +194,19 @@ def test_order(garden):
     assert scores == sorted(scores, reverse=True) and len(s.ordered) == len(s.cands)
 
 
+def test_learned_rank(garden):
+    q = _query(garden, "which soil for the tomatoes?", ranker=True)
+    r, s = _run_until(garden, q, "learned_rank")
+    done = steps.learned_rank(r, q, s)
+    assert done is not None and done.params["trees"] > 0
+    finals = [c.final for c in s.ordered]
+    assert finals == sorted(finals, reverse=True) and all(0.0 <= f <= 1.0 for f in finals)
+    assert all("ranker" in c.matched_by for c in s.ordered)
+    # the boosts and reorderings after it stand aside; without the switch the step does not run
+    assert steps.latest_first(r, q, s) is None and steps.co_retrieval(r, q, s) is None
+    assert steps.learned_rank(r, _query(garden, "which soil for the tomatoes?"), s) is None
+
+
 def test_latest_first(garden):
     q = _query(garden, "Where is my garden now?")
     r, s = _run_until(garden, q, "latest_first")
@@ -213,10 +226,16 @@ def test_co_retrieval(garden):
 
 
 def test_rerank(garden):
-    q = _query(garden, "basil")
+    q = _query(garden, "basil", calibrated_scores=False)
     r, s = _run_until(garden, q, "rerank")
     steps.rerank(r, q, s)
     assert all(c.final == min(1.0, c.fused * c.boost) for c in s.ordered)
+    calibrated = _query(garden, "basil")
+    _, s1 = _run_until(garden, calibrated, "rerank")
+    assert steps.rerank(r, calibrated, s1).params == {"enabled": False, "calibrated": True}
+    assert [c.rid for c in s1.ordered] == [c.rid for c in s.ordered]  # calibration never reorders
+    assert all(0.0 < c.final < 1.0 for c in s1.ordered)
+    assert [c.final for c in s1.ordered] == sorted((c.final for c in s1.ordered), reverse=True)
     heuristic = _query(garden, "basil", rerank=True)
     _, s2 = _run_until(garden, heuristic, "rerank")
     assert steps.rerank(r, heuristic, s2).params == {"enabled": True}

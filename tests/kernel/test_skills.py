@@ -152,3 +152,21 @@ def test_async_twins(kb):
         return await db.list_skills(user_id="u")
 
     assert [(s.name, s.version) for s in asyncio.run(run())] == [("x", 2)]
+
+
+def test_audit_replay_rebuilds_skill_versions_and_their_health(kb, tmp_path, hash_embedder):
+    kb.add_skill("deploy", "Deploy with make release", created_at=utcnow() - timedelta(days=45),
+                 authored_by="ann", **SHOP)
+    kb.update_skill("deploy", "Deploy with make ship", **SHOP)
+    kb.promote_skill("deploy", **SHOP)
+    kb.update_skill("deploy", "Deploy with make ship --fast", **SHOP)
+    kb.add_skill("old", "Rotate keys with rotate_keys.sh", created_at=utcnow() - timedelta(days=90), **SHOP)
+    kb.verify_skill("old", **SHOP)
+    kb.audit_replay(tmp_path / "replayed.db")
+    with AgentBase(tmp_path / "replayed.db", embedder=hash_embedder, ner="regex").sync as copy:
+        def state(k):
+            return [(s.name, s.version, s.status, s.authored_by, s.created_at, s.verified_at is not None, s.health,
+                     s.entry.l2_full) for s in k.list_skills(**SHOP, all_versions=True)]
+
+        assert state(copy) == state(kb)
+        assert [s.status for s in copy.skill_versions("deploy", **SHOP)] == ["retired", "current", "candidate"]

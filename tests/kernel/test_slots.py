@@ -167,3 +167,38 @@ def test_the_asked_attribute_ranks_above_a_later_turn_on_another_one(over_other,
     pairs = _run(cands, vectors, "How do I get to work these days?", slot_over_other=over_other)
     assert _order(cands)[0] == first
     assert ("bus", "month_end", "slot:work") in pairs if over_other else all(e != "month_end" for _, e, _ in pairs)
+
+
+# a long reply: many sentences about something else than where the asker lives
+_FILLER = " ".join(f"Option {i} would also work if the weather holds and the budget allows it." for i in range(16))
+
+
+def test_a_long_statement_is_read_from_its_opening_sentences():
+    stated_first = "We moved to Denver last month. " + _FILLER
+    stated_last = _FILLER + " We moved to Denver last month."
+    assert len(stated_first) > 2 * slots.READ_CHARS
+    assert ("self", "residence") in slots.slots_of(stated_first)
+    # what a long text states only far past its opening is not read (the parse stays bounded)
+    assert ("self", "residence") not in slots.slots_of(stated_last)
+    # cut at a sentence end, never mid-sentence
+    assert slots._clean(stated_first).endswith(".")
+    assert len(slots._clean(stated_first)) <= slots.READ_CHARS
+
+
+def test_a_short_statement_is_read_whole():
+    text = "(8 May, 2023) Maya: " + "We moved to Denver last month. " * 5 + "My rent is $1,980."
+    assert len(text) < slots.READ_CHARS
+    assert {("self", "residence"), ("self", "money")} <= slots.slots_of(text)
+
+
+def test_latest_first_still_lifts_a_slot_stated_at_the_start_of_a_long_turn():
+    cands = [
+        _cand("boston", 1.0, JAN, "I live in Boston and work as a designer."),
+        _cand("denver", 0.8, MAY, "We moved to Denver last month. " + _FILLER),
+        _cand("advice", 0.75, APR, _FILLER + " We moved to Denver last month."),
+    ]
+    vectors = {"boston": np.array([1.0, 0.0]), "denver": np.array([0.0, 1.0]), "advice": np.array([0.1, 1.0])}
+    pairs = _run(cands, vectors, "Which city do I live in now?")
+    assert _order(cands)[0] == "denver"
+    assert ("denver", "boston", "slot:residence") in pairs
+    assert all(later != "advice" for later, _, _ in pairs)

@@ -116,9 +116,11 @@ def test_context_cosine_uses_the_neighbours_vectors(kernel):
         {"role": "user", "content": "how is your garden doing"},
         {"role": "assistant", "content": "the tomatoes are finally red"},
     ], user_id="u")
+    # the fused score itself (calibrated_scores off): the best turn's is its share of the best possible
     own = kernel.find("garden", user_id="u", config=replace(kernel.config.retrieval, context_vector_weight=0.0,
-                                                              fts=False, co_retrieval=False))
-    ctx = kernel.find("garden", user_id="u", config=replace(kernel.config.retrieval, fts=False, co_retrieval=False))
+                                                              fts=False, co_retrieval=False, calibrated_scores=False))
+    ctx = kernel.find("garden", user_id="u", config=replace(kernel.config.retrieval, fts=False, co_retrieval=False,
+                                                              calibrated_scores=False))
     own_scores = {h.entry.l2_full: h.score for h in own}
     ctx_scores = {h.entry.l2_full: h.score for h in ctx}
     # the reply shares no word with "garden": only its neighbour's vector lifts it

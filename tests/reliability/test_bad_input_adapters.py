@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import urllib.parse
 from collections.abc import Callable
+from datetime import date, datetime
 from typing import Any
 
 import pytest
@@ -28,7 +29,7 @@ from hypothesis import strategies as st
 
 from agentbase_kernel.errors import AgentBaseError
 
-from ._inputs import ALL_STRINGS, SETTINGS, TALLY, anything, hostile, int_like, row_counts
+from ._inputs import ALL_STRINGS, HUGE_NUMBERS, SETTINGS, TALLY, anything, hostile, int_like, row_counts
 
 maybe = lambda s: st.one_of(st.none(), s)  # noqa: E731
 
@@ -51,17 +52,25 @@ def _check(kernel, call: Callable[[], Any], allowed: tuple[type[BaseException], 
 # -- Mem0 and Minimal ----------------------------------------------------------------------------
 
 
+# unix times, ISO strings and datetimes, including ones past what a datetime holds
+times = st.one_of(st.sampled_from(HUGE_NUMBERS), st.floats(), st.integers(), st.datetimes(), st.dates(), anything,
+                  st.sampled_from(["2024-05-01", "0001-01-01", "9999-12-31T23:59:59", "+inf", datetime.max, date.min]))
+
+
 def _mem0_ops(m, ids: list[str]) -> dict[str, Callable[[Any], Any]]:
     some_id = lambda d: d(st.one_of(st.sampled_from(ids), anything))  # noqa: E731
     return {
         "add": lambda d: m.add(d(st.one_of(anything, st.lists(st.fixed_dictionaries(
             {"role": st.one_of(st.sampled_from(["user", "assistant", "tool", "system"]), anything), "content": anything}), max_size=3))),
             user_id=d(maybe(anything)), agent_id=d(maybe(anything)), run_id=d(maybe(anything)),
-            metadata=d(maybe(st.dictionaries(hostile, anything, max_size=2))), infer=d(st.booleans())),
+            metadata=d(maybe(st.dictionaries(hostile, anything, max_size=2))), infer=d(st.booleans()),
+            timestamp=d(maybe(times)), expiration_date=d(maybe(times)), memory_type=d(maybe(st.one_of(st.just("procedural_memory"), anything))),
+            prompt=d(maybe(anything))),
         "search": lambda d: m.search(d(anything), user_id=d(st.one_of(st.just("alice"), anything)), top_k=d(maybe(int_like)),
                                      filters=d(maybe(st.one_of(st.dictionaries(hostile, anything, max_size=2), st.dictionaries(
                                          hostile, st.dictionaries(st.one_of(hostile, st.sampled_from(["gt", "in", "$bogus", "contains"])), anything, max_size=1), max_size=1)))),
-                                     threshold=d(maybe(st.one_of(st.floats(), anything)))),
+                                     threshold=d(maybe(st.one_of(st.floats(), anything))), reference_date=d(maybe(times)),
+                                     show_expired=d(st.one_of(st.booleans(), anything)), explain=d(st.booleans())),
         "get_all": lambda d: m.get_all(filters=d(maybe(st.one_of(st.dictionaries(hostile, anything, max_size=2),
                                                                   st.just({"user_id": "alice", "OR": [{"k": {"$weird": 1}}]})))),
                                        top_k=d(maybe(int_like)), user_id=d(maybe(anything))),
@@ -87,6 +96,19 @@ def mem0(db):
 @given(data=st.data())
 def test_mem0(mem0, kernel, op, data):
     m, ids = mem0
+    _check(kernel, lambda: _mem0_ops(m, ids)[op](data.draw))
+    report = kernel.verify()
+    assert report["ok"], report
+
+
+@pytest.mark.parametrize("op", sorted(_mem0_ops(None, [])))
+@SETTINGS
+@given(data=st.data())
+def test_mem0_async(db, kernel, op, data):
+    from agentbase_adapters.mem0 import AsyncMem0Adapter
+
+    m = AsyncMem0Adapter(db)
+    ids = [r["id"] for r in asyncio.run(m.add("Alice likes green tea", user_id="alice", infer=False))["results"]]
     _check(kernel, lambda: _mem0_ops(m, ids)[op](data.draw))
     report = kernel.verify()
     assert report["ok"], report

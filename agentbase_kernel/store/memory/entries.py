@@ -177,6 +177,8 @@ class EntriesMixin(MemoryBase):
         t.entity_entries = {k: v for k, v in t.entity_entries.items() if k[1] not in gone}
         t.entity_links = {k: v for k, v in t.entity_links.items() if k[2] not in gone}
         t.entry_links = {k: v for k, v in t.entry_links.items() if k[0] not in gone and k[1] not in gone}
+        t.effects = {k: v for k, v in t.effects.items() if k[1] not in gone}
+        t.confidence = {k: v for k, v in t.confidence.items() if k not in gone}
         t.session_entries = {k: v for k, v in t.session_entries.items() if k[1] not in gone}
         t.entry_sources = {k: v for k, v in t.entry_sources.items() if k[0] not in gone}
         t.conflicts = {k: c for k, c in t.conflicts.items() if c["entry_a"] not in gone and c["entry_b"] not in gone}

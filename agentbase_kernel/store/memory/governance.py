@@ -83,9 +83,14 @@ class GovernanceMixin(SessionsMixin):
     def configure_audit(self, enabled: bool, max_rows: int) -> None:
         with self._lock:
             self.tables.meta.update(audit_enabled="1" if enabled else "0", audit_max_rows=str(int(max_rows)))
+            if not enabled:
+                self.tables.meta["audit_was_off"] = "1"
             if self.tables.audit:
                 newest = self.tables.audit[-1]["seq"]
-                self.tables.audit = [r for r in self.tables.audit if r["seq"] > newest - int(max_rows)]
+                kept = [r for r in self.tables.audit if r["seq"] > newest - int(max_rows)]
+                if len(kept) < len(self.tables.audit):
+                    self.tables.meta["audit_pruned"] = "1"
+                self.tables.audit = kept
 
     def append_audit(self, kind: str, *, actor: str | None, scope: Scope, entry_ids: Sequence[str] = (),
                      detail: dict[str, Any] | None = None) -> None:
@@ -103,7 +108,8 @@ class GovernanceMixin(SessionsMixin):
                     and (since is None or r["at"] >= iso(since)) and (until is None or r["at"] < iso(until))
                     and (not kinds or r["kind"] in kinds)]
             rows = rows if limit is None else rows[:limit]
-            return [{**copy.deepcopy(r), "at": parse_iso(r["at"])} for r in rows]
+            return [{**copy.deepcopy({k: v for k, v in r.items() if k != "state"}), "at": parse_iso(r["at"])}
+                    for r in rows]
 
     # -- scope policies ------------------------------------------------------------------------
     def policies(self) -> list[dict[str, Any]]:

@@ -69,6 +69,8 @@ def passes(row: dict[str, Any], flt: EntryFilter, now: str, metadata: MetadataFi
             return False
     if metadata is not None and not matches(row["metadata"], metadata):
         return False
+    if flt.min_confidence is not None and row["confidence"] < flt.min_confidence:
+        return False
     if flt.min_trust is not None and row["trust"] < flt.min_trust:
         return False
     if flt.text_contains is not None and flt.text_contains not in row["l2_full"]:

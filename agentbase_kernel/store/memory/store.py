@@ -12,7 +12,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from .portable import PortableMixin
+from .learning import LearningMixin
 from .tables import Tables
 
 __all__ = ["MemoryStore"]
@@ -22,7 +22,7 @@ __all__ = ["MemoryStore"]
 SCHEMA_VERSION = 1
 
 
-class MemoryStore(PortableMixin):
+class MemoryStore(LearningMixin):
     """A ``Store`` that lives in this process only.
 
     Usage::
@@ -76,7 +76,7 @@ class MemoryStore(PortableMixin):
         with self._lock:
             old = self.tables
             self.tables = Tables(meta=old.meta, audit=old.audit, capacity=old.capacity, policies=old.policies,
-                                 counters=old.counters)
+                                 zones=old.zones, counters=old.counters)
 
     def rebuild_fts(self) -> None:
         """The ranking reads the entries themselves: there is no index to rebuild."""

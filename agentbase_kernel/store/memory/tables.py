@@ -59,6 +59,11 @@ class Tables:
     policies: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # (agent, scope key) -> row
     policy_list: list[dict[str, Any]] | None = None  # what policies() returns until a policy changes
     conflicts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    outcomes: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> row (its scope a Scope)
+    effects: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # (outcome id, entry id) -> row
+    confidence: dict[str, tuple[float, float, float]] = field(default_factory=dict)  # entry id -> alpha, beta, conf
+    zones: dict[str, dict[str, Any]] = field(default_factory=dict)
+    proposals: dict[str, dict[str, Any]] = field(default_factory=dict)
     skill_versions: dict[str, dict[str, Any]] = field(default_factory=dict)  # entry id -> row
     drift: list[dict[str, Any]] = field(default_factory=list)  # entity_drift, by seq
     counters: dict[str, int] = field(default_factory=lambda: {"rid": 0, "history": 0, "message": 0, "entity": 0,
@@ -128,13 +133,24 @@ class MemoryBase:
         return self.tables.meta.get("audit_enabled", "1") == "1"
 
     def _append_audit_row(self, kind: str, actor: str | None, scope: Scope, entry_ids: list[str],
-                          detail: dict[str, Any], at: str | None = None) -> None:
+                          detail: dict[str, Any], at: str | None = None, state: dict[str, Any] | None = None) -> None:
         self.tables.audit.append({"seq": self.tables.next("audit"), "at": at or now(), "kind": kind, "actor": actor,
-                                  "scope": scope, "entry_ids": list(entry_ids), "detail": copy.deepcopy(detail)})
+                                  "scope": scope, "entry_ids": list(entry_ids), "detail": copy.deepcopy(detail),
+                                  "state": copy.deepcopy(state)})
         limit = self.tables.meta.get("audit_max_rows")
         if limit is not None:
             newest = self.tables.audit[-1]["seq"]
-            self.tables.audit = [r for r in self.tables.audit if r["seq"] > newest - int(limit)]
+            kept = [r for r in self.tables.audit if r["seq"] > newest - int(limit)]
+            if len(kept) < len(self.tables.audit):
+                self.tables.meta["audit_pruned"] = "1"  # replay needs the whole log
+            self.tables.audit = kept
+
+    @staticmethod
+    def _state(row: dict[str, Any]) -> dict[str, Any]:
+        """An entry row as its audit rows keep it (the SQL backends' ``state``): what replay writes back."""
+        out = {k: v for k, v in row.items() if k not in ("rid", "dedup_key", "scope_level")}
+        out["dedup"] = row.get("dedup_key") == row.get("content_hash")
+        return out
 
     def _row_scope(self, row: dict[str, Any]) -> Scope:
         return Scope(row["user_id"], row["agent_id"], row["project_id"], row["session_id"])
@@ -142,7 +158,7 @@ class MemoryBase:
     def _audit_insert(self, row: dict[str, Any]) -> None:
         if self._audit_on():
             self._append_audit_row("write", row["actor"], self._row_scope(row), [row["id"]],
-                                   {"role": row["role"], "category": row["category"]})
+                                   {"role": row["role"], "category": row["category"]}, state=self._state(row))
 
     def _audit_update(self, old: dict[str, Any], new: dict[str, Any]) -> None:
         """What a changed entry row adds to the log: an archive, restore, supersede or update (its
@@ -165,7 +181,7 @@ class MemoryBase:
                 actor = event["actor"]
                 if kind == "archive":
                     detail = {"reason": event["new_value"]}
-        self._append_audit_row(kind, actor, self._row_scope(new), [new["id"]], detail)
+        self._append_audit_row(kind, actor, self._row_scope(new), [new["id"]], detail, state=self._state(new))
 
     def _set_archived(self, entry_ids: list[str], *, archived: bool, reason: str, actor: str | None) -> list[str]:
         """Archive (or restore) the ids not already so: an ARCHIVE / RESTORE event, then the change."""

@@ -14,11 +14,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..rows import ENTRY_FIELDS
 from ..sql.schema import (
     AUDIT_TABLES,
     CAPACITY_TABLE,
     CORE_TABLES,
     GOVERNANCE_TABLES,
+    OUTCOME_ZONE_TABLES,
     SKILL_TABLES,
     SchemaTypes,
     statements,
@@ -357,7 +359,54 @@ def m009_skills(conn: Any) -> None:
     _run_tables(conn, SKILL_TABLES)
 
 
+# an entry row as JSON: what an audit row of a change to it keeps (``state``), as SQLite's m010
+_ENTRY_STATE = ("jsonb_build_object(" + ", ".join(f"'{c}', e.{c}" for c in ENTRY_FIELDS)
+                + ", 'dedup', e.dedup_key = e.content_hash)")
+
+
+def m010_outcomes_zones_replay(conn: Any) -> None:
+    """Outcomes and the Beta counts behind confidence, approval zones and proposals, and the audit
+    log made replayable (as SQLite's m010): each row of an entry's change keeps the row as it became
+    (``state``, filled before the row is inserted), and a pruned log says so (``meta.audit_pruned``)."""
+    conn.execute("ALTER TABLE audit_log ADD COLUMN state jsonb")
+    _run_tables(conn, OUTCOME_ZONE_TABLES)
+    conn.execute(
+        """
+        CREATE FUNCTION agentbase_audit_state() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF NEW.state IS NULL AND NEW.kind IN ('write', 'update', 'supersede', 'archive', 'restore') THEN
+                SELECT """ + _ENTRY_STATE + """ INTO NEW.state FROM entries e WHERE e.id = NEW.entry_ids ->> 0;
+            END IF;
+            RETURN NEW;
+        END $$;
+        CREATE TRIGGER audit_log_state BEFORE INSERT ON audit_log
+            FOR EACH ROW EXECUTE FUNCTION agentbase_audit_state();
+
+        CREATE OR REPLACE FUNCTION agentbase_audit_prune() RETURNS trigger LANGUAGE plpgsql
+        SET plan_cache_mode = force_custom_plan AS $$
+        DECLARE keep bigint;
+        DECLARE gone bigint;
+        BEGIN
+            IF current_setting('agentbase.audit_pruned', true) = txid_current()::text THEN
+                RETURN NULL;
+            END IF;
+            PERFORM set_config('agentbase.audit_pruned', txid_current()::text, true);
+            SELECT value::bigint INTO keep FROM meta WHERE key = 'audit_max_rows';
+            IF keep IS NOT NULL THEN
+                DELETE FROM audit_log WHERE seq <= (SELECT max(seq) FROM audit_log) - keep;
+                GET DIAGNOSTICS gone = ROW_COUNT;
+                IF gone > 0 THEN
+                    INSERT INTO meta (key, value) VALUES ('audit_pruned', '1')
+                    ON CONFLICT (key) DO UPDATE SET value = '1';
+                END IF;
+            END IF;
+            RETURN NULL;
+        END $$;
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[Any], None]] = [m001_core, m002_entry_changes, m003_lifecycle, m004_importance_archive,
                                            m005_term_frequencies, m006_governance, m007_scope_cover,
-                                           m008_audit_prune_at_commit, m009_skills]
+                                           m008_audit_prune_at_commit, m009_skills, m010_outcomes_zones_replay]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -66,9 +66,15 @@ class AuditMixin(SqlCore):
         if have == want:
             return
         with self.conns.write() as conn:
+            # a log that was off, or pruned, no longer holds every change: replay says so
+            marks = [("audit_was_off", "1")] if not enabled else []
             conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?) "
-                             "ON CONFLICT (key) DO UPDATE SET value = excluded.value", list(want.items()))
-            conn.execute("DELETE FROM audit_log WHERE seq <= (SELECT max(seq) FROM audit_log) - ?", (int(max_rows),))
+                             "ON CONFLICT (key) DO UPDATE SET value = excluded.value", [*want.items(), *marks])
+            gone = conn.execute("DELETE FROM audit_log WHERE seq <= (SELECT max(seq) FROM audit_log) - ?",
+                                (int(max_rows),)).rowcount
+            if gone:
+                conn.execute("INSERT INTO meta (key, value) VALUES ('audit_pruned', '1') "
+                             "ON CONFLICT (key) DO UPDATE SET value = excluded.value")
 
     @mapped
     def audit_rows(self, scope: Scope, *, since: datetime | None = None, until: datetime | None = None,

@@ -132,6 +132,9 @@ class SqlCore(ABC):
         if flt.min_trust is not None:
             clauses.append(f"{a}.trust >= ?")
             args.append(flt.min_trust)
+        if flt.min_confidence is not None:
+            clauses.append(f"{a}.confidence >= ?")
+            args.append(flt.min_confidence)
         if flt.text_contains is not None:
             clauses.append(d.holds(f"{a}.l2_full"))
             args.append(d.text(flt.text_contains))

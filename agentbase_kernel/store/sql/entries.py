@@ -21,7 +21,8 @@ _JSON_COLUMNS = frozenset({"tags", "metadata", "flags", "event_dates"})
 _TIME_COLUMNS = frozenset({"expires_at", "invalid_at", "valid_from", "created_at", "updated_at"})
 _TEXT_COLUMNS = frozenset({"l0_abstract", "l1_overview", "l2_full", "search_text", "search_context"})
 # every table a reset empties, children first
-_TABLES = ("trace_steps", "retrieval_traces", "entity_links", "entity_entries", "entities", "entry_links",
+_TABLES = ("outcome_effects", "entry_confidence", "outcomes", "proposals", "trace_steps", "retrieval_traces",
+           "entity_links", "entity_entries", "entities", "entry_links",
            "entry_sources", "session_entries", "messages", "sessions", "entry_history", "entries", "embeddings")
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-__all__ = ["AUDIT_TABLES", "CAPACITY_TABLE", "CORE_TABLES", "GOVERNANCE_TABLES", "SKILL_TABLES", "SchemaTypes",
-           "statements"]
+__all__ = ["AUDIT_TABLES", "CAPACITY_TABLE", "CORE_TABLES", "GOVERNANCE_TABLES", "OUTCOME_ZONE_TABLES", "SKILL_TABLES",
+           "SchemaTypes", "statements"]
 
 
 @dataclass(frozen=True)
@@ -266,6 +266,82 @@ CREATE TABLE IF NOT EXISTS conflicts (
 CREATE INDEX IF NOT EXISTS conflicts_a ON conflicts (entry_a);
 CREATE INDEX IF NOT EXISTS conflicts_b ON conflicts (entry_b);
 CREATE INDEX IF NOT EXISTS conflicts_open ON conflicts (status, scope_key);
+"""
+
+# outcomes and the confidence they moved (rules/outcomes.py), approval zones and the proposals
+# made in them (rules/zones.py)
+OUTCOME_ZONE_TABLES = """
+CREATE TABLE IF NOT EXISTS outcomes (
+    {rid}id {text} PRIMARY KEY,
+    session_id {text},
+    user_id {text},
+    agent_id {text},
+    project_id {text},
+    outcome_type {text} NOT NULL,
+    value {real} NOT NULL,
+    weight {real} NOT NULL,
+    actor {text},
+    trace_ids {json} NOT NULL DEFAULT '[]',
+    detail {json} NOT NULL DEFAULT '{{}}',
+    created_at {time} NOT NULL,
+    reverted_at {time}
+);
+CREATE INDEX IF NOT EXISTS outcomes_session ON outcomes (session_id);
+
+CREATE TABLE IF NOT EXISTS outcome_effects (
+    {rid}outcome_id {text} NOT NULL REFERENCES outcomes (id) ON DELETE CASCADE,
+    entry_id {text} NOT NULL REFERENCES entries (id) ON DELETE CASCADE,
+    success {real} NOT NULL,
+    failure {real} NOT NULL,
+    confidence_before {real} NOT NULL,
+    confidence_after {real} NOT NULL,
+    PRIMARY KEY (outcome_id, entry_id)
+);
+CREATE INDEX IF NOT EXISTS outcome_effects_entry ON outcome_effects (entry_id);
+
+-- the Beta counts behind an entry's confidence, and the confidence they last gave it
+CREATE TABLE IF NOT EXISTS entry_confidence (
+    entry_id {text} PRIMARY KEY REFERENCES entries (id) ON DELETE CASCADE,
+    alpha {real} NOT NULL,
+    beta {real} NOT NULL,
+    confidence {real} NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS approval_zones (
+    {rid}id {text} PRIMARY KEY,
+    user_id {text},
+    agent_id {text},
+    project_id {text},
+    session_id {text},
+    key_prefix {text},
+    category {text},
+    actor {text},
+    created_at {time} NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS proposals (
+    {rid}id {text} PRIMARY KEY,
+    status {text} NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'approved', 'rejected')),
+    op {text} NOT NULL CHECK (op IN ('add', 'update', 'delete')),
+    zone_id {text},
+    user_id {text},
+    agent_id {text},
+    project_id {text},
+    session_id {text},
+    entry_id {text},
+    text {text},
+    fields {json} NOT NULL DEFAULT '{{}}',
+    current_text {text},
+    proposer {text},
+    source {text},
+    reason {text},
+    created_at {time} NOT NULL,
+    decided_at {time},
+    decided_by {text},
+    decision_reason {text},
+    result_entry_id {text}
+);
+CREATE INDEX IF NOT EXISTS proposals_status ON proposals (status, created_at);
 """
 
 # skills as governed records: each version of a named skill is an entry (context_type 'skill');

@@ -18,15 +18,17 @@ from .audit import AuditMixin
 from .core import mapped
 from .governance import GovernanceMixin
 from .portable import PortableMixin
+from .replay import ReplayMixin
 from .sessions import SessionsMixin
 from .skills import SkillsMixin
 
 __all__ = ["SqlStore"]
 
 
-class SqlStore(SessionsMixin, PortableMixin, AuditMixin, ArchiveMixin, GovernanceMixin, SkillsMixin):
+class SqlStore(SessionsMixin, PortableMixin, AuditMixin, ArchiveMixin, GovernanceMixin, SkillsMixin, ReplayMixin):
     """The backend-neutral part of a SQL store: entries and history, sessions and messages,
-    entities, traces, archive, governance, audit, export and import, skill versions and entity drift.
+    entities, traces, archive, governance, audit, export and import, skill versions and entity drift;
+    outcomes, approval zones, proposals and the audit log's replay.
 
     Usage::
 

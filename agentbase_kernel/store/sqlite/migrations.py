@@ -9,11 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..rows import ENTRY_FIELDS, JSON_ENTRY_FIELDS
 from ..sql.schema import (
     AUDIT_TABLES,
     CAPACITY_TABLE,
     CORE_TABLES,
     GOVERNANCE_TABLES,
+    OUTCOME_ZONE_TABLES,
     SKILL_TABLES,
     SchemaTypes,
     statements,
@@ -356,8 +358,45 @@ def m009_skills(conn: Any) -> None:
     _run_tables(conn, SKILL_TABLES)
 
 
+# an entry row as JSON: what an audit row of a change to it keeps (``state``), so that replaying the
+# log rebuilds the row (``store/sql/replay.py``)
+_ENTRY_STATE = "json_object(" + ", ".join(
+    # a JSON column that is not valid JSON (an old file's NaN) is kept as its text: the write must not fail
+    f"'{c}', CASE WHEN json_valid(e.{c}) THEN json(e.{c}) ELSE e.{c} END" if c in JSON_ENTRY_FIELDS
+    else f"'{c}', e.{c}" for c in ENTRY_FIELDS
+) + ", 'dedup', e.dedup_key = e.content_hash)"
+
+
+def m010_outcomes_zones_replay(conn: Any) -> None:
+    """Outcomes and the Beta counts behind confidence, approval zones and proposals, and the audit
+    log made replayable: each row of an entry's change keeps the row as it became (``state``), and a
+    pruned log says so (``meta.audit_pruned``: replay needs the whole log)."""
+    _add_columns(conn, "audit_log", {"state": "TEXT"})
+    _run_tables(conn, OUTCOME_ZONE_TABLES)
+    _run_script(conn,
+        f"""
+        CREATE TRIGGER IF NOT EXISTS audit_log_state AFTER INSERT ON audit_log
+            WHEN new.kind IN ('write', 'update', 'supersede', 'archive', 'restore') AND new.state IS NULL BEGIN
+            UPDATE audit_log SET state = (SELECT {_ENTRY_STATE} FROM entries e
+                                          WHERE e.id = json_extract(new.entry_ids, '$[0]'))
+            WHERE seq = new.seq;
+        END;
+        DROP TRIGGER IF EXISTS audit_log_prune;
+        CREATE TRIGGER audit_log_prune AFTER INSERT ON audit_log
+            WHEN (SELECT value FROM meta WHERE key = 'audit_max_rows') IS NOT NULL BEGIN
+            INSERT INTO meta (key, value)
+                SELECT 'audit_pruned', '1' WHERE EXISTS (SELECT 1 FROM audit_log WHERE seq <= new.seq -
+                    (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'audit_max_rows'))
+                ON CONFLICT (key) DO UPDATE SET value = '1';
+            DELETE FROM audit_log
+            WHERE seq <= new.seq - (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'audit_max_rows');
+        END;
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[Any], None]] = [m001_core, m002_entry_changes, m003_live_count_index,
                                            m004_search_context, m005_injective_scope_keys,
                                            m006_lifecycle, m007_importance_archive, m008_governance,
-                                           m009_skills]
+                                           m009_skills, m010_outcomes_zones_replay]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -45,7 +45,7 @@ def test_tools_over_http_match_the_kernel(http_server):
     db, url = http_server
     client = keyed_client(url)
     try:
-        assert len(client.tools()) == 15
+        assert len(client.tools()) == 20
         added = client.ok("add_memory", {"text": "Allergic to peanuts", "category": "health"})["results"][0]
         found = client.ok("search_memories", {"query": "peanuts allergy"})
         assert found["results"][0]["id"] == added["id"]

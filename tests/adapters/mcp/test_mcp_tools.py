@@ -12,7 +12,7 @@ from agentbase_kernel import EntryNotFound
 EXPECTED_TOOLS = {"add_memory", "search_memories", "get_memory", "list_memories", "update_memory", "delete_memory",
                   "delete_all_memories", "memory_history", "add_message", "get_session", "list_sessions",
                   "list_entities", "entity_graph", "memory_stats", "export_memories", "recall_for_entities",
-                  "list_skills"}
+                  "list_skills", "propose_memory", "list_proposals", "record_outcome"}
 
 
 def test_lists_every_tool_with_a_description_and_a_closed_schema(alice):

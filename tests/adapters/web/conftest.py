@@ -70,6 +70,13 @@ def _populate(path: Path | str, embedder: HashEmbedder) -> dict[str, str]:
         for query, scope in (("pizza", {"user_id": "alice"}), ("budget Carol", {"user_id": "bob"}),
                              ("where does Alice live", {})):
             k.find(query, **scope)
+        # governance: an approval zone with two proposals from an agent; outcomes moved confidence
+        k.protect(project_id="handbook")
+        bot = k.view(agent="bot")
+        ids["proposal_keep"] = bot.add_memory("Deploys run on Fridays", project_id="handbook").proposal_id or ""
+        ids["proposal_drop"] = bot.add_memory("Deploys never run", project_id="handbook").proposal_id or ""
+        k.record_outcome("s-review", "failure", entry_ids=[ids["minimal"]])
+        k.record_outcome("s-review", "success", entry_ids=[ids["mem0"]])
     return ids
 
 

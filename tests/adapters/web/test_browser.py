@@ -47,6 +47,7 @@ VIEWS = [
     ("entities", "/entities", "svg.chart .mark"),
     ("sessions", "/sessions", "#sessions tr.session"),
     ("session", "/sessions/trip-chat", "#conversation .msg"),
+    ("proposals", "/proposals", "#proposals tr.proposal"),
 ]
 
 
@@ -140,3 +141,27 @@ def test_edit_form_posts_through_the_guard_in_chromium(dashboard_file, browser_p
         assert page.locator("#l2").inner_text() == "Alice now prefers aisle seats"
         assert kernel.get(ids["minimal"]).l2_full == "Alice now prefers aisle seats"
         assert kernel.history(ids["minimal"])[-1].actor == "dashboard"
+
+
+def test_proposals_are_approved_and_rejected_through_the_guard_in_chromium(dashboard_file, browser_page,
+                                                                            copy_db_location):
+    path, ids = dashboard_file
+    page = browser_page
+    kernel = Kernel(copy_db_location(path), embedder=HashEmbedder(), ner="regex", create=False).initialize()
+    with kernel, _Server(kernel, allow_edit=True) as base:
+        page.goto(f"{base}/proposals")
+        assert page.locator("#proposals tr.proposal").count() == 2
+        assert "+Deploys run on Fridays" in page.locator(f"#p-{ids['proposal_keep']} pre.diff").inner_text()
+        assert page.locator("#harmed tr").count() == 2 and page.locator("#confidence tr").count() >= 2
+        page.click(f"#p-{ids['proposal_keep']} form.approve button")
+        page.wait_for_url(f"{base}/proposals")
+        page.fill(f"#p-{ids['proposal_drop']} form.reject input[name=reason]", "not true")
+        page.click(f"#p-{ids['proposal_drop']} form.reject button")
+        page.wait_for_url(f"{base}/proposals")
+        assert page.locator("#no-pending").count() == 1 and page.locator("#decided tr.decided").count() == 2
+        kept = kernel.get_proposal(ids["proposal_keep"])
+        assert (kept.status, kept.decided_by) == ("approved", "dashboard")
+        entry = kernel.get(kept.result_entry_id or "")
+        assert (entry.l2_full, entry.source, entry.trust) == ("Deploys run on Fridays", "human_approved", 1.0)
+        dropped = kernel.get_proposal(ids["proposal_drop"])
+        assert (dropped.status, dropped.decision_reason) == ("rejected", "not true")

@@ -348,6 +348,10 @@ def test_a_search_shows_the_warning_of_a_stale_skill(tmp_path):
     with Kernel(tmp_path / "skills.db", embedder=HashEmbedder(), ner="regex") as k:
         k.add_skill("analytics-schema", "Revenue per day comes from the orders_daily view", user_id="u",
                     created_at=utcnow() - timedelta(days=45))
+        skill = k.get_skill("analytics-schema", user_id="u")
+        entry_page = _client(k).get(f"/memories/{skill.id}").text  # before the search uses (refreshes) it
         page = _client(k).get("/memories?q=revenue+per+day&user_id=u").text
+    assert '<table id="skill"><tr><th>skill</th><td>analytics-schema</td>' in entry_page
+    assert "is stale (health 0.35)" in entry_page
     assert ('<ul id="skill-warnings" class="warnings"><li>&#9888; Skill &#39;analytics-schema&#39; is stale '
             '(health 0.35): not used or verified since it was written 45 days ago</li></ul>') in page
