@@ -20,7 +20,7 @@ from .options import AgentbaseGroup, database_options
 __all__ = ["COMMAND_MODULES", "cli", "run"]
 
 COMMAND_MODULES = ("maintenance", "entries", "sessions", "serve", "transfer", "lifecycle", "audit", "governed",
-                   "proposals")
+                   "proposals", "outcomes")
 
 
 @click.group(cls=AgentbaseGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

@@ -58,3 +58,19 @@ def test_audit_replay_rebuilds_the_file(ok, ok_json, agentbase, initialised, cli
     assert again.exit_code != 0 and "empty target" in again.stderr
     more = ok_json("audit", "replay", str(target), "--from", str(summary["last_sequence"]))
     assert more["applied"] == 0
+
+
+def test_outcomes_record_list_and_revert(ok, ok_json, agentbase, initialised) -> None:
+    memory = ok("add", "The build runs with make ci", "--user-id", "alice").strip()
+    out = ok("outcomes", "record", "s1", "failure", "--entry", memory, "--user-id", "alice")
+    outcome_id, effect = out.splitlines()
+    assert effect.split("\t") == [memory, "1.000", "0.800"]
+    assert ok_json("get", memory)["confidence"] == 0.8
+    [listed] = ok_json("outcomes", "list", "--session-id", "s1")
+    assert (listed["id"], listed["outcome_type"], listed["reverted_at"]) == (outcome_id, "failure", None)
+    ok("outcomes", "revert", outcome_id)
+    assert ok_json("get", memory)["confidence"] == 1.0
+    again = agentbase("outcomes", "revert", outcome_id)
+    assert again.exit_code != 0 and "already reverted" in again.stderr
+    bad = agentbase("outcomes", "record", "s1", "meh")
+    assert bad.exit_code != 0 and "no default value" in bad.stderr

@@ -116,3 +116,12 @@ def test_replay_to_a_path_opens_and_closes_it(tmp_path, hash_embedder):
     with Kernel(tmp_path / "copy.db", embedder=hash_embedder, ner="regex") as copy:
         assert governed_state(copy) == want
         assert copy.list(user_id="u")[0].scope == Scope(user_id="u")
+
+
+def test_replay_keeps_texts_a_backend_escapes(pair):
+    source, target = pair
+    odd = "nul \x00 and \ufffe0 and \ufffe\ufffe kept"
+    e = source.add_memory(odd, user_id="u", metadata={"k": "v\x00w"}).entry
+    source.audit_replay(target)
+    got = target.get(e.id)
+    assert (got.l2_full, got.metadata) == (odd, {"k": "v\x00w"})

@@ -21,6 +21,9 @@ __all__ = ["OutcomesMixin", "confidence_buckets"]
 _OUTCOME_COLS = ("id, session_id, user_id, agent_id, project_id, outcome_type, value, weight, actor, trace_ids, detail, "
                  "created_at, reverted_at")
 
+# an entry's confidence bucket (tenths of [0, 1], 1.0 in the last), counted by the database
+_BUCKET = "CASE " + " ".join(f"WHEN e.confidence < {n / 10} THEN {n - 1}" for n in range(1, 10)) + " ELSE 9 END"
+
 
 def confidence_buckets(values: Iterable[float], bins: int = 10) -> list[int]:
     """How many of ``values`` fall in each of ``bins`` equal parts of [0, 1] (1.0 in the last)."""
@@ -171,8 +174,10 @@ class OutcomesMixin(SqlCore):
                 "GROUP BY o.outcome_type", o_args).fetchall()}
             reverted = int(conn.execute(f"SELECT count(*) FROM outcomes o WHERE {o_where} AND o.reverted_at IS NOT NULL",
                                         o_args).fetchone()[0])
-            values = [r[0] for r in conn.execute(f"SELECT e.confidence FROM entries e WHERE {e_where}",
-                                                 list(fields.values())).fetchall()]
+            buckets = [0] * 10
+            for bucket, count in conn.execute(f"SELECT {_BUCKET} AS b, count(*) FROM entries e WHERE {e_where} "
+                                              "GROUP BY b", list(fields.values())).fetchall():
+                buckets[int(bucket)] = int(count)
             net = conn.execute(
                 "SELECT x.entry_id, sum(x.success) - sum(x.failure), sum(x.success), sum(x.failure), "
                 "max(e.confidence), max(e.l2_full) FROM outcome_effects x JOIN outcomes o ON o.id = x.outcome_id "
@@ -183,5 +188,5 @@ class OutcomesMixin(SqlCore):
         helped = sorted((r for r in ranked if r["net"] > 0), key=lambda r: (-r["net"], r["entry_id"]))[:top]
         harmed = sorted((r for r in ranked if r["net"] < 0), key=lambda r: (r["net"], r["entry_id"]))[:top]
         return {"outcomes": sum(by_type.values()), "reverted": reverted, "by_type": by_type,
-                "confidence_buckets": confidence_buckets(values), "entries_with_outcomes": len(ranked),
+                "confidence_buckets": buckets, "entries_with_outcomes": len(ranked),
                 "most_helped": helped, "most_harmed": harmed}
