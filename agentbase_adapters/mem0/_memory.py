@@ -278,9 +278,10 @@ class Mem0Adapter:
         )
         rows = []
         for hit in hits:
-            # Mem0's threshold gates cosine similarity; ours also keeps what keyword search ranked well
+            # Mem0's threshold gates cosine similarity; ours also keeps what keyword search ranked well,
+            # and a hit with no vector (none was compared) is not gated
             relevance = max(hit.score, hit.similarity if hit.similarity is not None else 0.0)
-            if threshold is not None and relevance < threshold:
+            if threshold is not None and hit.similarity is not None and relevance < threshold:
                 continue
             row = from_record(hit.entry, score=hit.score)
             if explain:

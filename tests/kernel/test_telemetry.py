@@ -20,6 +20,7 @@ from agentbase_kernel import AgentBase, InvalidArgument, telemetry
 @pytest.fixture
 def exporter(monkeypatch: pytest.MonkeyPatch) -> InMemorySpanExporter:
     """A real SDK provider as the global one for this test only (monkeypatch restores the API's global)."""
+    monkeypatch.delenv("OTEL_SDK_DISABLED", raising=False)  # another suite's conftest may switch the SDK off
     memory = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(memory))
