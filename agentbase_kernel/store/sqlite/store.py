@@ -57,9 +57,15 @@ class SqliteStore(VectorsMixin, FtsMixin, SqlStore):
         self._fts: dict[Any, Any] = {}
         self._fts_seq = -1
         self._fts_now = ""
+        # calls running on other threads: close() waits for them, since closing a connection under a
+        # statement another thread is stepping crashes the interpreter
+        self._inflight = 0
+        self._idle = threading.Condition()
 
     def _call(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Translate the sqlite errors a caller can act on; keep the cause."""
+        with self._idle:
+            self._inflight += 1
         try:
             return fn(self, *args, **kwargs)
         except UnicodeEncodeError as exc:  # a lone surrogate in any bound string
@@ -73,6 +79,10 @@ class SqliteStore(VectorsMixin, FtsMixin, SqlStore):
             if isinstance(exc, self._module.IntegrityError) or "binding parameter" in str(exc):
                 raise InvalidArgument(f"Rejected by the database: {exc}") from exc
             raise StorageError(f"SQLite error on {self.path}: {exc}", path=str(self.path)) from exc
+        finally:
+            with self._idle:
+                self._inflight -= 1
+                self._idle.notify_all()
 
     def _export_error(self, exc: BaseException) -> BaseException | None:
         if isinstance(exc, self._module.Error):
@@ -122,6 +132,8 @@ class SqliteStore(VectorsMixin, FtsMixin, SqlStore):
                 wconn.execute(f"PRAGMA user_version = {version + 1}")
 
     def close(self) -> None:
+        with self._idle:  # bounded: a call that never ends must not hang close()
+            self._idle.wait_for(lambda: self._inflight == 0, timeout=self.conns.busy_timeout_ms / 1000)
         self.conns.close()
         with self._cache_lock:
             self._vindex.clear()
