@@ -23,14 +23,8 @@ from typing import Any
 
 from benchmarks.locomo import session_date, sessions_of, turn_text
 
-ROOT = Path(__file__).resolve().parents[2]
-SHARED = Path("/work/shared/data")
-SETS = {"locomo": SHARED / "locomo_dev.json", "assistant": ROOT / "benchmarks/data/assistant_dev.json",
-        "realtalk": SHARED / "realtalk_dev.json", "beam": SHARED / "beam100k_dev.json",
-        "pref_explicit": SHARED / "prefeval_explicit_dev.json", "pref_choice": SHARED / "prefeval_choice_dev.json"}
-KS = (1, 5, 10, 20)
-def load(name: str) -> list[dict[str, Any]]:
-    return json.loads(SETS[name].read_text())
+# the six sets, where they live and how questions are read: one definition, benchmarks/ranker_data.py's
+from benchmarks.ranker_data import KS, load, questions
 
 
 def ingest(kernel: Any, data: list[dict[str, Any]], raw: bool = False) -> int:
@@ -70,20 +64,6 @@ def dia_ids(hit: Any) -> list[str]:
     if not ids and hit.entry.metadata.get("dia_id"):
         ids = [hit.entry.metadata["dia_id"]]
     return ids
-
-
-def questions(data: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any], set[str]]]:
-    valid = {str(t["dia_id"]) for conv in data for _, _, ts in sessions_of(conv["conversation"]) for t in ts}
-    out = []
-    for conv in data:
-        for q in conv["qa"]:
-            if q.get("category") not in (1, 2, 3, 4):
-                continue
-            ev = {p.strip() for e in q.get("evidence", []) for p in str(e).replace(";", ",").split(",")}
-            ev &= valid
-            if ev:
-                out.append((conv["sample_id"], q, ev))
-    return out
 
 
 def score(rankings: list[tuple[dict[str, Any], set[str], list[list[str]]]]) -> dict[str, dict[str, float]]:
