@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ...errors import InvalidArgument, SchemaTooNew, StorageError
+from ...errors import ClosedError, InvalidArgument, SchemaTooNew, StorageError
 from ..sql import SqlStore, mapped
 from ..vectors import VectorIndex
 from .connection import Connections, is_locked_error, locked_error
@@ -60,11 +60,14 @@ class SqliteStore(VectorsMixin, FtsMixin, SqlStore):
         # calls running on other threads: close() waits for them, since closing a connection under a
         # statement another thread is stepping crashes the interpreter
         self._inflight = 0
+        self._closing = False
         self._idle = threading.Condition()
 
     def _call(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Translate the sqlite errors a caller can act on; keep the cause."""
         with self._idle:
+            if self._closing:  # a call that raced close() past the kernel's own check
+                raise ClosedError("Cannot use the database, as it has been closed.")
             self._inflight += 1
         try:
             return fn(self, *args, **kwargs)
@@ -90,6 +93,8 @@ class SqliteStore(VectorsMixin, FtsMixin, SqlStore):
         return None
 
     def open(self) -> None:
+        with self._idle:
+            self._closing = False
         if str(self.path) != ":memory:" and not self.path.exists():
             if not self.create:
                 raise StorageError(f"{self.path} does not exist - pass create=True to make it",
@@ -132,7 +137,8 @@ class SqliteStore(VectorsMixin, FtsMixin, SqlStore):
                 wconn.execute(f"PRAGMA user_version = {version + 1}")
 
     def close(self) -> None:
-        with self._idle:  # bounded: a call that never ends must not hang close()
+        with self._idle:  # no call starts from here on; bounded: a call that never ends must not hang close()
+            self._closing = True
             self._idle.wait_for(lambda: self._inflight == 0, timeout=self.conns.busy_timeout_ms / 1000)
         self.conns.close()
         with self._cache_lock:
