@@ -144,11 +144,14 @@ def _facts(result: Any) -> dict[str, Any]:
                   "description": "What to look for, in natural language."},
         "top_k": {"type": "integer", "minimum": 1, "maximum": LIMITS["top_k"], "default": 10},
         **_SELECT,
-        "as_of": {**_WHEN, "description": "Search what was true at this time: facts superseded later still count."}},
+        "as_of": {**_WHEN, "description": "Search what was true at this time: facts superseded later still count."},
+        "min_score": {"type": "number", "minimum": 0, "maximum": 1,
+                      "description": ("Leave out results scoring below this (scores are calibrated relevance in "
+                                      "[0, 1], comparable across queries), e.g. 0.3.")}},
        ["query"], read_only=True)
 async def search_memories(db: AgentBase, scope: Scope, args: dict[str, Any]) -> dict[str, Any]:
-    found = await db.find(args["query"], top_k=args.get("top_k", 10), as_of=args.get("as_of"), **scope,
-                          **_selection(args))
+    found = await db.find(args["query"], top_k=args.get("top_k", 10), as_of=args.get("as_of"),
+                          min_score=args.get("min_score"), **scope, **_selection(args))
     out: dict[str, Any] = {"results": [hit_json(h) for h in found], "trace_id": found.trace.id}
     if found.degrade_reason:
         out["degraded"] = found.degrade_reason

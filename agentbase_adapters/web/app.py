@@ -90,6 +90,20 @@ def _int(request: Request, name: str, default: int, lo: int, hi: int) -> int:
     return value
 
 
+def _score(request: Request, name: str) -> float | None:
+    """An optional score threshold in [0, 1] (``find(min_score=)``); 400 for anything else."""
+    raw = request.query_params.get(name)
+    if raw in (None, ""):
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        raise HTTPException(400, f"{name} must be a number between 0 and 1, got {raw!r:.40}") from None
+    if not 0 <= value <= 1:  # also refuses nan
+        raise HTTPException(400, f"{name} must be a number between 0 and 1, got {raw!r:.40}")
+    return value
+
+
 def _fmt_time(value: Any) -> str:
     if isinstance(value, str):
         text = value
@@ -225,8 +239,9 @@ def create_app(kernel: Kernel, *, allow_edit: bool = False, api_key: str | None 
         pg = _int(request, "page", 1, 1, _MAX_SEARCH_PAGE if q else _MAX_PAGE)
         trace_id = None
         warnings: list[str] = []
+        min_score = _score(request, "min_score")
         if q:
-            found = kernel.find(q, top_k=pg * _PER_PAGE, **scope_args(scope), **filters)
+            found = kernel.find(q, top_k=pg * _PER_PAGE, min_score=min_score, **scope_args(scope), **filters)
             rows = [{"entry": h.entry, "score": h.score, "matched_by": h.matched_by, "similarity": h.similarity}
                     for h in found.hits[(pg - 1) * _PER_PAGE:]]
             trace_id, total = found.trace.id, None
@@ -240,7 +255,7 @@ def create_app(kernel: Kernel, *, allow_edit: bool = False, api_key: str | None 
             total = len(ids)
             more = pg * _PER_PAGE < total
         params = {k: v for k, v in request.query_params.items() if k != "page" and v}
-        return page(request, "memories.html", q=q, rows=rows, total=total, page_no=pg, more=more,
+        return page(request, "memories.html", q=q, rows=rows, total=total, page_no=pg, more=more, min_score=min_score,
                     trace_id=trace_id, skill_warnings=warnings, filters=filters, params=params, per_page=_PER_PAGE,
                     types=[t.value for t in ContextType], query_string=urlencode(params))
 

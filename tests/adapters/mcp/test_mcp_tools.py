@@ -70,6 +70,32 @@ def test_search_returns_content_score_matched_by_and_a_real_trace(alice, kernel_
     assert any(t["id"] == out["trace_id"] for t in kernel_on.trace_session(user_id="alice", limit=50))
 
 
+def test_search_min_score_drops_hits_below_it_and_keeps_those_above(alice, kernel_on):
+    for text in ("Plays the cello every Sunday", "Her cello teacher is called Ana", "Owns a red bicycle",
+                 "Practises scales before breakfast"):
+        alice.ok("add_memory", {"text": text})
+    query = {"query": "cello practice on Sunday", "top_k": 10}
+    every = alice.ok("search_memories", query)["results"]
+    scores = sorted({r["score"] for r in every})
+    assert len(scores) >= 2, every
+    cut = (scores[0] + scores[1]) / 2  # between the two lowest scores: the lowest hits fall below it
+    kept = alice.ok("search_memories", {**query, "min_score": cut})["results"]
+    assert [r["id"] for r in kept] == [r["id"] for r in every if r["score"] > cut]
+    assert 0 < len(kept) < len(every)
+    assert [r["id"] for r in kept] == [h.id for h in kernel_on.find(query["query"], top_k=10, user_id="alice",
+                                                                      min_score=cut)]
+    assert alice.ok("search_memories", {**query, "min_score": 0})["results"] == every
+    assert alice.ok("search_memories", {**query, "min_score": 1})["results"] == [r for r in every if r["score"] >= 1]
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    (1.5, "min_score must be at most 1"), (-0.1, "min_score must be at least 0"),
+    ("high", "min_score must be of type number"), (True, "min_score must be of type number")])
+def test_search_min_score_out_of_range_is_a_tool_error(alice, value, message):
+    assert alice.fails("search_memories", {"query": "cello", "min_score": value}) == \
+        f"Invalid arguments for search_memories: {message}"
+
+
 def test_search_filters_by_metadata_category_and_dates(alice):
     alice.ok("add_memory", {"text": "Dentist appointment on Friday", "category": "task", "metadata": {"kind": "health"}})
     hits = alice.ok("search_memories", {"query": "dentist appointment", "filters": {"kind": "health"}})["results"]

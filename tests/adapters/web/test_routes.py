@@ -115,6 +115,27 @@ def test_memory_browser_pages_filters_and_searches(client, kernel, dashboard_fil
     assert bad.status_code == 400 and "context_type must be one of" in bad.text
 
 
+def test_memory_search_min_score_leaves_out_what_scores_below_it(client, kernel):
+    def shown(url: str) -> list[tuple[str, float]]:
+        html = client.get(url).text
+        return [(eid, float(score)) for score, eid in
+                re.findall(r'<td class="num">([\d.]+)</td>.*?href="/memories/([^"]+)"', html, re.S)]
+
+    every = shown("/memories?q=pizza+food&user_id=alice")
+    scores = sorted({score for _, score in every})
+    assert len(scores) >= 2, every
+    cut = (scores[0] + scores[1]) / 2
+    kept = shown(f"/memories?q=pizza+food&user_id=alice&min_score={cut}")
+    assert kept == [(eid, score) for eid, score in every if score > cut] and 0 < len(kept) < len(every)
+    assert [eid for eid, _ in kept] == [h.id for h in kernel.find("pizza food", top_k=25, user_id="alice",
+                                                                   min_score=cut)]
+    page = client.get(f"/memories?q=pizza+food&user_id=alice&min_score={cut}").text
+    assert f'name="min_score" type="number" min="0" max="1" step="0.05" size="5" value="{cut}"' in page
+    for bad in ("1.5", "-0.1", "high", "nan"):
+        response = client.get(f"/memories?q=pizza&min_score={bad}")
+        assert response.status_code == 400 and "min_score must be a number between 0 and 1" in response.text
+
+
 def test_entry_page_tiers_history_sources_entities_chain(client, kernel, dashboard_file):
     _, ids = dashboard_file
     html = client.get(f"/memories/{ids['mem0']}").text
