@@ -184,9 +184,14 @@ class ExperimentalRetrieval:
     ranker: bool = False
     # with the ranker, each recall leg reads this many rows (what it was trained on)
     ranker_pool: int = 150
+    # a request for a recommendation whose best hit is a question the user asked and whose runner-up is
+    # the next or previous turn of that session (the options offered, the pick) puts that turn first:
+    # PrefEval choice hit@1 +0.37, but it fails leave-one-set-out (docs/retrieval.md, "Answer before question")
+    answer_first: bool = False
 
 
-_EXPERIMENTAL_KEYS = frozenset(f.name for f in fields(ExperimentalRetrieval))
+# the steps that were flat fields of RetrievalConfig before the section existed (their old spelling still works)
+_EXPERIMENTAL_KEYS = frozenset(f.name for f in fields(ExperimentalRetrieval)) - {"answer_first"}
 
 
 def _moved(old: str, new: str, stacklevel: int) -> None:
