@@ -184,14 +184,9 @@ class ExperimentalRetrieval:
     ranker: bool = False
     # with the ranker, each recall leg reads this many rows (what it was trained on)
     ranker_pool: int = 150
-    # a request for a recommendation whose best hit is a question the user asked and whose runner-up is
-    # the next or previous turn of that session (the options offered, the pick) puts that turn first:
-    # PrefEval choice hit@1 +0.37, but it fails leave-one-set-out (docs/retrieval.md, "Answer before question")
-    answer_first: bool = False
 
 
-# the steps that were flat fields of RetrievalConfig before the section existed (their old spelling still works)
-_EXPERIMENTAL_KEYS = frozenset(f.name for f in fields(ExperimentalRetrieval)) - {"answer_first"}
+_EXPERIMENTAL_KEYS = frozenset(f.name for f in fields(ExperimentalRetrieval))
 
 
 def _moved(old: str, new: str, stacklevel: int) -> None:
@@ -232,6 +227,10 @@ class RetrievalConfig:
     dense_quota_missed: float = 0.5
     dense_quota_depth: int = 10
     dense_quota_self_only: bool = True
+    # a request for a recommendation whose best hit is a question the user asked, with the turn next to
+    # it in its session second (the options offered, the pick made), puts that turn first
+    # (docs/retrieval.md, "Answer before question")
+    answer_first: bool = True
     rrf_k: float = 60.0
     # the RRF legs' weights: the keyword leg weighs more on conversations
     fts_weight: float = 0.85

@@ -525,8 +525,8 @@ def dense_quota(r: Retriever, q: Query, s: Search) -> Traced | None:
 def answer_first(r: Retriever, q: Query, s: Search) -> Traced | None:
     """A request for a recommendation that finds first a question the user asked, with the turn next
     to it (the options offered, the pick made) second, puts that turn first: a question states nothing
-    to remember, the exchange's other half does (experimental; docs/retrieval.md, "Answer before question")."""
-    if not q.cfg.experimental.answer_first or q.cfg.experimental.ranker or len(s.ordered) < 2:
+    to remember, the exchange's other half does (docs/retrieval.md, "Answer before question")."""
+    if not q.cfg.answer_first or q.cfg.experimental.ranker or len(s.ordered) < 2:
         return None
     top, runner = s.ordered[0], s.ordered[1]
     if (top.entry is None or runner.entry is None or not intent_mod.asks_for_recommendation(q.text)

@@ -1,13 +1,13 @@
-"""``experimental.answer_first``: a request for a recommendation that finds the user's old question first
-puts the turn next to it (the options offered) first. Off by default: it fails leave-one-set-out."""
+"""``answer_first``: a request for a recommendation that finds the user's old question first puts the turn
+next to it (the options offered) first (docs/retrieval.md, "Answer before question")."""
 
 from datetime import UTC, datetime
 
 import pytest
 
-from agentbase_kernel.config import ExperimentalRetrieval, RetrievalConfig
+from agentbase_kernel.config import RetrievalConfig
 
-ON = RetrievalConfig(experimental=ExperimentalRetrieval(answer_first=True))
+OFF = RetrievalConfig(answer_first=False)
 JAN, FEB, MAR = (datetime(2024, m, 10, 9, 0, tzinfo=UTC) for m in (1, 2, 3))
 
 
@@ -37,11 +37,11 @@ def _texts(result):
 
 def test_the_options_offered_come_before_the_question_that_asked_for_them(cat):
     question = "Can you recommend a good diet for my cat?"
-    default = _texts(cat.find(question, user_id="maya", reinforce=False))
-    assert default[0].startswith("What are some good options") and default[1].startswith("You could try")  # precondition
+    off = _texts(cat.find(question, user_id="maya", config=OFF, reinforce=False))
+    assert off[0].startswith("What are some good options") and off[1].startswith("You could try")  # precondition
 
-    result = cat.find(question, user_id="maya", config=ON, reinforce=False)
-    assert _texts(result)[:2] == [default[1], default[0]]
+    result = cat.find(question, user_id="maya", reinforce=False)
+    assert _texts(result)[:2] == [off[1], off[0]]
     assert "answer_first" in result[0].matched_by
     assert [s.name for s in result.trace.steps].count("answer_first") == 1
     scores = [h.score for h in result]
@@ -50,8 +50,8 @@ def test_the_options_offered_come_before_the_question_that_asked_for_them(cat):
 
 def test_a_question_that_asks_for_no_recommendation_keeps_the_order(cat):
     question = "What did I ask about my cat's food?"
-    default = _texts(cat.find(question, user_id="maya", reinforce=False))
-    assert _texts(cat.find(question, user_id="maya", config=ON, reinforce=False)) == default
+    assert _texts(cat.find(question, user_id="maya", reinforce=False)) == _texts(
+        cat.find(question, user_id="maya", config=OFF, reinforce=False))
 
 
 def test_a_runner_up_from_another_exchange_is_not_moved(real_db):
@@ -59,11 +59,6 @@ def test_a_runner_up_from_another_exchange_is_not_moved(real_db):
     _session(kernel, "s1", JAN, [("user", "What are some good options for feeding my cat?")])
     _session(kernel, "s2", FEB, [("user", "My vet says cats need taurine.")])
     question = "Can you recommend good options for feeding my cat?"
-    default = _texts(kernel.find(question, user_id="maya", reinforce=False))
-    assert default[0].startswith("What are some good options")  # precondition: the question leads
-    assert _texts(kernel.find(question, user_id="maya", config=ON, reinforce=False)) == default
-
-
-def test_answer_first_has_only_the_new_spelling():
-    with pytest.raises(TypeError):
-        RetrievalConfig(answer_first=True)  # type: ignore[call-arg]
+    off = _texts(kernel.find(question, user_id="maya", config=OFF, reinforce=False))
+    assert off[0].startswith("What are some good options")  # precondition: the question leads
+    assert _texts(kernel.find(question, user_id="maya", reinforce=False)) == off
