@@ -351,7 +351,7 @@ class StoreContractTests(ABC):
                                                                      "search_text": "west"})
         assert rids[entries["east"].id] not in store.indexed_vectors(scope, [rids[entries["east"].id]])
         store.put_vectors([("h-west", unit(-1, 0, 0))])
-        for rid, vector in store.indexed_vectors(scope, [rids[entries["east"].id]]).items():
+        for vector in store.indexed_vectors(scope, [rids[entries["east"].id]]).values():
             assert np.array_equal(vector, unit(-1, 0, 0))
         assert store.indexed_vectors(scope, []) == {}
 
