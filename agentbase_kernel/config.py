@@ -8,16 +8,19 @@ each default comes from") and docs/lifecycle.md.
 
 from __future__ import annotations
 
+import functools
 import os
 import tomllib
-from dataclasses import dataclass, field, fields, replace
+import warnings
+from collections.abc import Callable
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidArgument
 
-__all__ = ["POINTER_FILE", "Config", "DatabaseChoice", "EmbedderConfig", "IngestConfig", "LifecycleConfig",
-           "RetrievalConfig", "StorageConfig", "default_path", "find_pointer", "locate_database"]
+__all__ = ["POINTER_FILE", "Config", "DatabaseChoice", "EmbedderConfig", "ExperimentalRetrieval", "IngestConfig",
+           "LifecycleConfig", "RetrievalConfig", "StorageConfig", "default_path", "find_pointer", "locate_database"]
 
 POINTER_FILE = ".agentbase"
 DEFAULT_FILE = "agentbase.db"
@@ -133,6 +136,66 @@ class IngestConfig:
 
 
 @dataclass(frozen=True)
+class ExperimentalRetrieval:
+    """Retrieval steps that did not help on the dev sets, all off: kept, tested and switchable for
+    workloads they may suit (docs/retrieval.md, "Steps that did not help, and are off by default" and
+    "Verdict: the ranker does not pass"). ``RetrievalConfig(experimental=ExperimentalRetrieval(
+    intents=True))``, ``[retrieval.experimental]`` in the TOML file, or
+    ``AGENTBASE_RETRIEVAL__EXPERIMENTAL__INTENTS=true``."""
+
+    # keyword intents: multi-session spreading, preference and update boosts, a bigger result pool
+    # for "how many" questions; they reorder good single-hop results (a date window in the query
+    # applies without them: RetrievalConfig.date_window)
+    intents: bool = False
+    # the keyword intents' boosts: a preference question lifts the user's turns, preference memories
+    # and turns that imply an acted-on preference; an update question lifts recently updated
+    # memories by up to intent_update_boost (half-life update_half_life_days)
+    intent_preference_user: float = 1.8
+    intent_preference_category: float = 2.0
+    intent_preference_implicit: float = 1.3
+    intent_update_boost: float = 0.5
+    update_half_life_days: float = 30.0
+    # an aggregation question ("how many ...") reads up to this many results
+    aggregation_top_k: int = 120
+    # also boost turns that merely mention a query name, not only those the named speaker said
+    ner_mentions: bool = False
+    # zero-LLM query decomposition: key phrases searched as sub-queries by the keyword leg
+    decompose: bool = False
+    # the keyword leg searches the whole question and at most this many sub-queries in all (a
+    # caller's own decomposer, Kernel(decomposer=...), included); a sub-query's rows count this
+    # much of the whole question's
+    max_subqueries: int = 6
+    subquery_weight: float = 0.5
+    # the heuristic rerank's mix: relevance, freshness (half-life freshness_half_life_days; for an
+    # update question update_half_life_days), confidence, scope priority (session 1.0, agent,
+    # project, global each rerank_scope_step less; the searched session rerank_same_session more)
+    # and a preference memory for a preference question
+    rerank: bool = False
+    rerank_relevance: float = 0.6
+    rerank_freshness: float = 0.15
+    rerank_confidence: float = 0.1
+    rerank_priority: float = 0.1
+    rerank_type_match: float = 0.05
+    rerank_scope_step: float = 0.2
+    rerank_same_session: float = 0.2
+    freshness_half_life_days: float = 7.0
+    # the learned second stage (retrieve/ranker.json, ``python -m benchmarks train-ranker``) ranks
+    # both legs' candidates instead of score fusion, the boosts and the reorderings
+    ranker: bool = False
+    # with the ranker, each recall leg reads this many rows (what it was trained on)
+    ranker_pool: int = 150
+
+
+_EXPERIMENTAL_KEYS = frozenset(f.name for f in fields(ExperimentalRetrieval))
+
+
+def _moved(old: str, new: str, stacklevel: int) -> None:
+    """Warn that ``old`` still works but is deprecated; ``stacklevel`` counts from the caller of ``_moved``."""
+    warnings.warn(f"{old} is deprecated: write {new} (the retrieval steps that did not help are in "
+                  "one section, docs/retrieval.md)", DeprecationWarning, stacklevel=stacklevel + 1)
+
+
+@dataclass(frozen=True)
 class RetrievalConfig:
     """Retrieval weights and switches. Defaults were chosen on the dev sets (LoCoMo first, then the
     assistant set; ``benchmarks/locomo.py``); steps that did not help are off by default. The
@@ -175,11 +238,7 @@ class RetrievalConfig:
     ner_strong: float = 1.3
     ner_medium: float = 1.24
     ner_weak: float = 1.15
-    # also boost turns that merely mention a query name (off), not only those the named speaker said
-    ner_mentions: bool = False
     ner_speaker: float = 1.5
-    # keyword intents reorder good single-hop results; a date window in the query still applies
-    intents: bool = False
     date_window: bool = True
     # a turn said inside the question's date window ("what did X do on 23 January") ranks up too
     date_said_boost: float = 1.2
@@ -208,11 +267,6 @@ class RetrievalConfig:
     latest_slot_over_other: bool = True
     # ... and one that fills the asked slot and announces a change may come from down to this share
     latest_slot_change_relevance: float = 0.5
-    decompose: bool = False
-    # the keyword leg searches the whole question and at most this many sub-queries in all; a
-    # sub-query's rows count this much of the whole question's
-    max_subqueries: int = 6
-    subquery_weight: float = 0.5
     # which memories hold each query word (unseen and missed words) is read up to this many rows a
     # word; a word in more is common and never counts as missed
     term_rows: int = 400
@@ -220,49 +274,54 @@ class RetrievalConfig:
     missed_words_pool: int = 10
     # a memory whose resolved event date falls in the question's date window ranks up this much
     date_event_boost: float = 1.5
-    # the keyword intents' boosts (intents=True): a preference question lifts the user's turns,
-    # preference memories and turns that imply an acted-on preference; an update question lifts
-    # recently updated memories by up to intent_update_boost (half-life update_half_life_days)
-    intent_preference_user: float = 1.8
-    intent_preference_category: float = 2.0
-    intent_preference_implicit: float = 1.3
-    intent_update_boost: float = 0.5
     co_retrieval: bool = True
     co_retrieval_seeds: int = 3
     co_retrieval_window: int = 2
     co_retrieval_weight: float = 0.6
-    rerank: bool = False
-    # the heuristic rerank's mix (rerank=True): relevance, freshness, confidence, scope priority
-    # (session 1.0, agent, project, global each rerank_scope_step less; the searched session
-    # rerank_same_session more) and a preference memory for a preference question
-    rerank_relevance: float = 0.6
-    rerank_freshness: float = 0.15
-    rerank_confidence: float = 0.1
-    rerank_priority: float = 0.1
-    rerank_type_match: float = 0.05
-    rerank_scope_step: float = 0.2
-    rerank_same_session: float = 0.2
     # facts extracted from a turn rank a little below the turn itself
     derived_weight: float = 0.8
-    freshness_half_life_days: float = 7.0
-    update_half_life_days: float = 30.0
-    aggregation_top_k: int = 120
     record_traces: bool = True
     # the score callers see is a calibrated probability that the memory is what the question asks
     # for (retrieve/calibration.json, fitted on the dev sets): comparable across questions and
     # scopes, so a threshold drops what is irrelevant. False: the fused score out of the best
     # possible (the top hit of any question near 1.0)
     calibrated_scores: bool = True
-    # the learned second stage (retrieve/ranker.json, ``python -m benchmarks train-ranker``) ranks
-    # both legs' candidates instead of score fusion, the boosts and the reorderings; off: it did
-    # not pass leave-one-set-out on the six dev sets (docs/retrieval.md, "Learned ranker")
-    ranker: bool = False
-    # with the ranker, each recall leg reads this many rows (what it was trained on)
-    ranker_pool: int = 150
+    # the steps that did not help, all off (ExperimentalRetrieval)
+    experimental: ExperimentalRetrieval = field(default_factory=ExperimentalRetrieval)
 
     def __post_init__(self) -> None:
         if self.fusion not in ("score", "rrf"):
             raise InvalidArgument(f"retrieval.fusion must be 'score' or 'rrf', got {self.fusion!r}")
+        if not isinstance(self.experimental, ExperimentalRetrieval):
+            raise InvalidArgument("retrieval.experimental must be an ExperimentalRetrieval, got "
+                                  f"{type(self.experimental).__name__}")
+
+    if not TYPE_CHECKING:  # the old flat spelling, for reading; typed code reads .experimental
+        def __getattr__(self, name: str) -> Any:
+            if name in _EXPERIMENTAL_KEYS and "experimental" in self.__dict__:
+                _moved(f"RetrievalConfig.{name}", f"RetrievalConfig.experimental.{name}", stacklevel=2)
+                return getattr(self.experimental, name)
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
+def _accept_flat_experimental(init: Callable[..., None]) -> Callable[..., None]:
+    """``RetrievalConfig(intents=True)`` and ``replace(cfg, intents=True)`` as they worked before the
+    experimental steps moved into their section: folded into ``experimental``, with a warning."""
+
+    @functools.wraps(init)
+    def __init__(self: RetrievalConfig, *args: Any, **kwargs: Any) -> None:
+        flat = {name: kwargs.pop(name) for name in [k for k in kwargs if k in _EXPERIMENTAL_KEYS]}
+        if flat:
+            for name in flat:
+                _moved(f"RetrievalConfig({name}=...)",
+                       f"RetrievalConfig(experimental=ExperimentalRetrieval({name}=...))", stacklevel=2)
+            kwargs["experimental"] = replace(kwargs.get("experimental") or ExperimentalRetrieval(), **flat)
+        init(self, *args, **kwargs)
+
+    return __init__
+
+
+RetrievalConfig.__init__ = _accept_flat_experimental(RetrievalConfig.__init__)  # type: ignore[method-assign]
 
 
 @dataclass(frozen=True)
@@ -377,22 +436,27 @@ class Config:
                 data = tomllib.load(fh)
             for section, items in data.items():
                 _check_section(section)
-                values[section].update(items)
+                values[section].update(_fold_flat_experimental(
+                    section, items, f"<key> under [retrieval] in {file}", "it under [retrieval.experimental]"))
         for key, raw in env.items():
             if not key.startswith("AGENTBASE_") or "__" not in key:
                 continue
             section, _, name = key[len("AGENTBASE_") :].lower().partition("__")
             _check_section(section)
-            values[section][name] = raw
+            values[section].update(_fold_flat_experimental(
+                section, {name: raw}, key, "AGENTBASE_RETRIEVAL__EXPERIMENTAL__<KEY>"))
         return cls(**{s: _build(_SECTIONS[s], v) for s, v in values.items()})
 
     def with_(self, **sections: dict[str, Any]) -> Config:
-        """A copy with some keys changed: ``cfg.with_(retrieval={"vectors": False})``."""
+        """A copy with some keys changed: ``cfg.with_(retrieval={"vectors": False})``; a nested section
+        takes a dict of its own keys: ``cfg.with_(retrieval={"experimental": {"intents": True}})``."""
         changed = {}
         for section, items in sections.items():
             _check_section(section)
             current = getattr(self, section)
-            changed[section] = replace(current, **_coerce_all(type(current), items))
+            items = _fold_flat_experimental(section, items, "with_(retrieval={'<key>': ...})",
+                                            "with_(retrieval={'experimental': {'<key>': ...}})")
+            changed[section] = replace(current, **_coerce_all(type(current), items, current))
         return replace(self, **changed)
 
 
@@ -401,24 +465,72 @@ def _check_section(section: str) -> None:
         raise InvalidArgument(f"Unknown config section {section!r}; expected one of {sorted(_SECTIONS)}")
 
 
+def _fold_flat_experimental(section: str, items: dict[str, Any], old: str, new: str) -> dict[str, Any]:
+    """``items`` with the experimental steps' old flat keys (``retrieval.intents``) moved into their
+    section (``experimental__intents``), each with a warning: ``old`` and ``new`` spell it before and
+    now (``<key>`` / ``<KEY>`` stand for the key)."""
+    if section != "retrieval" or not _EXPERIMENTAL_KEYS & items.keys():
+        return items
+    out = {}
+    for name, value in items.items():
+        if name in _EXPERIMENTAL_KEYS:
+            then, now = (t.replace("<key>", name).replace("<KEY>", name.upper()) for t in (old, new))
+            _moved(then, now, stacklevel=3)
+            name = f"experimental__{name}"
+        out[name] = value
+    return out
+
+
 def _build(kind: type, items: dict[str, Any]) -> Any:
     return kind(**_coerce_all(kind, items))
 
 
-def _coerce_all(kind: type, items: dict[str, Any]) -> dict[str, Any]:
+def _coerce_all(kind: type, items: dict[str, Any], current: Any = None) -> dict[str, Any]:
+    """``items``' values in their fields' types. A nested section's keys come as one dict
+    (``experimental={"intents": "true"}``, TOML's ``[retrieval.experimental]``) or one by one as an
+    environment variable spells them (``experimental__intents``); they change ``current``'s section
+    (or the defaults)."""
     known = {f.name: f for f in fields(kind)}
-    out = {}
+    grouped: dict[str, Any] = {}
     for name, value in items.items():
+        head, nested, rest = name.partition("__")
+        if nested or isinstance(value, dict):
+            section = grouped.setdefault(head, {})
+            if is_dataclass(section):  # the whole section given as an object, then keys on top of it
+                section = grouped[head] = {f.name: getattr(section, f.name) for f in fields(section)}
+            if not isinstance(section, dict):
+                raise InvalidArgument(f"Config key {head!r} in {kind.__name__} is not a section")
+            section.update({rest: value} if nested else value)
+        else:
+            grouped[name] = value
+    out = {}
+    for name, value in grouped.items():
         if name not in known:
             raise InvalidArgument(f"Unknown config key {name!r} in {kind.__name__}; known: {sorted(known)}")
-        default = known[name].default
-        out[name] = _coerce(value, type(default), name)
+        spec = known[name]
+        if spec.default_factory is not MISSING:  # a nested section
+            out[name] = _section_value(spec.default_factory, value, getattr(current, name, None), name)
+        else:
+            out[name] = _coerce(value, type(spec.default), name)
     return out
+
+
+def _section_value(kind: Any, value: Any, current: Any, name: str) -> Any:
+    if isinstance(value, kind):
+        return value
+    if not isinstance(value, dict):
+        raise InvalidArgument(f"Config key {name!r} is a section ({kind.__name__}): give a table of its keys, "
+                              f"got {value!r}")
+    base = kind() if current is None else current
+    return replace(base, **_coerce_all(kind, value, base))
 
 
 def _coerce(value: Any, kind: type, name: str) -> Any:
     if isinstance(value, kind) or not isinstance(value, str):
-        return kind(value) if kind in (int, float) and not isinstance(value, bool) else value  # type: ignore[arg-type]
+        try:
+            return kind(value) if kind in (int, float) and not isinstance(value, bool) else value  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            raise InvalidArgument(f"Config key {name!r} expects {kind.__name__}, got {value!r}") from None
     try:
         if kind is bool:
             if value.lower() in ("1", "true", "yes", "on"):

@@ -23,7 +23,7 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -244,12 +244,12 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "fts only": {"vectors": False},
     "vectors only": {"fts": False},
     "no NER boost": {"ner_boost": False},
-    "+ NER mention boosts": {"ner_mentions": True},
-    "+ keyword intents": {"intents": True},
+    "+ NER mention boosts": {"experimental": {"ner_mentions": True}},
+    "+ keyword intents": {"experimental": {"intents": True}},
     "no date window": {"date_window": False},
-    "+ decomposition": {"decompose": True},
+    "+ decomposition": {"experimental": {"decompose": True}},
     "no co-retrieval": {"co_retrieval": False},
-    "+ heuristic rerank": {"rerank": True},
+    "+ heuristic rerank": {"experimental": {"rerank": True}},
     "no context vectors": {"context_vector_weight": 0.0},
     "no date-said boost": {"date_said_boost": 1.0},
     "facts unweighted": {"derived_weight": 1.0},
@@ -300,12 +300,11 @@ def main(argv: list[str] | None = None) -> int:
                 session_ingest(kernel, batch)
             seconds = time.perf_counter() - started
             print(f"ingested {len(turns)} turns in {seconds:.1f} s ({len(turns) / seconds:.0f} turns/s)")
-        base = kernel.config.retrieval
         rows = [evaluate(kernel_search(kernel), data, label="default", progress=progress)]
         if not args.no_ablations:
             for label, change in ABLATIONS.items():
-                rows.append(evaluate(kernel_search(kernel, replace(base, **change)), data, label=label,
-                                     progress=progress))
+                rows.append(evaluate(kernel_search(kernel, kernel.config.with_(retrieval=change).retrieval), data,
+                                     label=label, progress=progress))
     print()
     print(header())
     for row in rows:

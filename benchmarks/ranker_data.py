@@ -219,7 +219,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "no_speaker": {"ner_speaker": 1.0},
     "no_dates": {"date_event_boost": 1.0, "date_said_boost": 1.0},
     "no_self": {"self_boost": 1.0},
-    "ranker": {"ranker": True},
+    "ranker": {"experimental": {"ranker": True}},
 }
 
 
@@ -280,8 +280,8 @@ def main(argv: list[str] | None = None) -> int:
                     if path.exists():
                         continue
                     t1 = time.perf_counter()
-                    ranked, scores, ms = kernel_rankings(kernel, data, replace(kernel.config.retrieval,
-                                                                               **VARIANTS[variant]))
+                    ranked, scores, ms = kernel_rankings(kernel, data,
+                                                         kernel.config.with_(retrieval=VARIANTS[variant]).retrieval)
                     path.write_text(json.dumps({"ranked": ranked, "scores": scores, "ms": ms}))
                     print(f"{name} {variant}: {time.perf_counter() - t1:.0f} s", flush=True)
             else:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..config import RetrievalConfig
+from ..config import ExperimentalRetrieval, RetrievalConfig
 from ..errors import EmbedderUnavailable
 from ..records import Entry, Hit, Scope
 from ..store.protocol import SearchIndex
@@ -126,21 +126,21 @@ def normalise(r: Retriever, q: Query, s: Search) -> Traced:
 def intent(r: Retriever, q: Query, s: Search) -> Traced:
     """Keyword intents (off by default) and the date window a date expression names."""
     cfg = q.cfg
-    if cfg.intents:
+    if cfg.experimental.intents:
         q.intents = intent_mod.detect_intents(q.normalized)
     if cfg.date_window:
         q.window = dates_mod.query_window(q.text, q.reference)
         if q.window is not None:
             q.intents.add("temporal")
     if "aggregation" in q.intents:
-        q.want = max(q.top_k, min(cfg.aggregation_top_k, max(q.top_k, 20) * 6))
+        q.want = max(q.top_k, min(cfg.experimental.aggregation_top_k, max(q.top_k, 20) * 6))
     return traced(0, intents=sorted(q.intents),
                   window=[d.isoformat() for d in q.window] if q.window else None)
 
 
 def decompose(r: Retriever, q: Query, s: Search) -> Traced:
     """Sub-queries (off by default): key phrases, and the caller's own decomposer if given."""
-    extra = intent_mod.key_phrases(q.normalized) if q.cfg.decompose else []
+    extra = intent_mod.key_phrases(q.normalized) if q.cfg.experimental.decompose else []
     if r.decomposer is not None:  # the caller's own (e.g. LLM) decomposition is an explicit opt-in
         extra = [*extra, *r.decomposer(q.text)]
     q.subqueries = [q.normalized, *(x for x in dict.fromkeys(extra) if x and x != q.normalized)]
@@ -154,22 +154,23 @@ def recall_fts(r: Retriever, q: Query, s: Search) -> Traced | None:
     s.fetch = max(int(math.ceil(q.want * cfg.overfetch)), 30)
     if cfg.fusion == "score":
         s.fetch = max(s.fetch, cfg.fusion_pool)
-    if cfg.ranker:
-        s.fetch = max(s.fetch, cfg.ranker_pool)
+    if cfg.experimental.ranker:
+        s.fetch = max(s.fetch, cfg.experimental.ranker_pool)
     if not cfg.fts:
         return None
     ranked: dict[int, float] = {}
-    for i, sub in enumerate(q.subqueries[:cfg.max_subqueries]):
+    x = cfg.experimental
+    for i, sub in enumerate(q.subqueries[:x.max_subqueries]):
         terms = q.terms if i == 0 else tokenize.query_terms(sub)
         if not terms:
             continue
-        if i == 0 and (cfg.ranker or (cfg.fusion == "score" and (cfg.unseen_vector_shift or cfg.missed_words
+        if i == 0 and (x.ranker or (cfg.fusion == "score" and (cfg.unseen_vector_shift or cfg.missed_words
                                                                  or cfg.dense_quota))):
             # the per-term rankings are cached, so asking for each term alone costs a lookup
             s.holding = {term: {rid for rid, _ in r.store.fts_search([term], q.flt, cfg.term_rows)}
                          for term in q.worded}
             s.unseen = [term for term in q.worded if not s.holding[term]]
-        weight = 1.0 if i == 0 else cfg.subquery_weight
+        weight = 1.0 if i == 0 else x.subquery_weight
         for rank, (rid, score) in enumerate(r.store.fts_search(terms, q.flt, s.fetch)):
             ranked[rid] = max(ranked.get(rid, 0.0), weight / (rank + 1))
             s.bm25[rid] = max(s.bm25.get(rid, 0.0), weight * score)
@@ -302,7 +303,7 @@ def ner_boost(r: Retriever, q: Query, s: Search) -> Traced | None:
     cfg = q.cfg
     if not cfg.ner_boost or r.ner is None or not s.cands:
         return None
-    if cfg.ner_mentions:
+    if cfg.experimental.ner_mentions:
         norms = {e.norm for e in r.ner.extract(q.text)}
         if not norms:
             return traced(len(s.cands))
@@ -324,7 +325,7 @@ def ner_boost(r: Retriever, q: Query, s: Search) -> Traced | None:
         best, how = 1.0, None
         if cfg.ner_speaker != 1.0 and c.entry.actor and named(normalize_entity(c.entry.actor)):
             best, how = cfg.ner_speaker, "ner_speaker"
-        if cfg.ner_mentions:
+        if cfg.experimental.ner_mentions:
             tags = set(c.entry.tags)
             text = c.entry.l2_full.casefold()
             for norm in norms:
@@ -348,8 +349,8 @@ def ner_boost(r: Retriever, q: Query, s: Search) -> Traced | None:
 
 def intent_strategies(r: Retriever, q: Query, s: Search) -> Traced | None:
     """The date window's boosts, and the keyword intents' (off by default) preference and update boosts."""
-    cfg = q.cfg
-    intents = q.intents if cfg.intents else set()
+    cfg, x = q.cfg, q.cfg.experimental
+    intents = q.intents if x.intents else set()
     window = q.window
     if not intents and window is None:
         return None
@@ -358,11 +359,11 @@ def intent_strategies(r: Retriever, q: Query, s: Search) -> Traced | None:
         assert e is not None
         if "preference" in intents:
             if e.role == "user":
-                c.boost *= cfg.intent_preference_user
+                c.boost *= x.intent_preference_user
             if e.category == "preference":
-                c.boost *= cfg.intent_preference_category
+                c.boost *= x.intent_preference_category
             if any(w in e.l2_full.casefold() for w in _IMPLICIT):
-                c.boost *= cfg.intent_preference_implicit
+                c.boost *= x.intent_preference_implicit
         if window is not None:
             start, end = window
             if e.event_dates and any(_overlaps(d, start, end) for d in e.event_dates):
@@ -374,7 +375,7 @@ def intent_strategies(r: Retriever, q: Query, s: Search) -> Traced | None:
                 c.matched_by.append("date_said")
         if "knowledge_update" in intents and e.updated_at is not None:
             age = max((q.reference - e.updated_at).total_seconds() / 86400, 0.0)
-            c.boost *= 1.0 + cfg.intent_update_boost * math.exp(-0.693 * age / cfg.update_half_life_days)
+            c.boost *= 1.0 + x.intent_update_boost * math.exp(-0.693 * age / x.update_half_life_days)
     return traced(len(s.cands), intents=sorted(q.intents))
 
 
@@ -407,7 +408,7 @@ def learned_rank(r: Retriever, q: Query, s: Search) -> Traced | None:
     from .ranker import load_ranker
     from .signals import collect
 
-    if not q.cfg.ranker or not s.cands:
+    if not q.cfg.experimental.ranker or not s.cands:
         return None
     ranker = load_ranker()
     sig = collect(r, q, s, s.lacked_share)
@@ -426,7 +427,7 @@ def latest_first(r: Retriever, q: Query, s: Search) -> Traced | None:
     from .updates import latest_first as reorder
 
     cfg = q.cfg
-    if cfg.ranker or not cfg.latest_first or not s.ordered or not q.asks_current:
+    if cfg.experimental.ranker or not cfg.latest_first or not s.ordered or not q.asks_current:
         return None
     asked = slots_of = slots_of_many = None
     if cfg.latest_slots:
@@ -450,7 +451,7 @@ def latest_first(r: Retriever, q: Query, s: Search) -> Traced | None:
 def co_retrieval(r: Retriever, q: Query, s: Search) -> Traced | None:
     """Pull in the neighbouring turns of the best hits, ranked just below the hit that found them."""
     cfg = q.cfg
-    if cfg.ranker or not cfg.co_retrieval or not s.ordered:
+    if cfg.experimental.ranker or not cfg.co_retrieval or not s.ordered:
         return None
     seeds = [c for c in s.ordered[: cfg.co_retrieval_seeds] if c.entry is not None]
     neighbours = r.store.session_neighbours([c.entry.id for c in seeds if c.entry is not None],
@@ -482,11 +483,11 @@ def co_retrieval(r: Retriever, q: Query, s: Search) -> Traced | None:
 def rerank(r: Retriever, q: Query, s: Search) -> Traced:
     """The score callers see: the ranker's probability, the heuristic rerank (off by default), or the
     fused score out of the best possible, calibrated (``calibration.py``) unless ``calibrated_scores`` is off."""
-    cfg = q.cfg
-    if cfg.ranker:
-        return traced(len(s.ordered), enabled=cfg.rerank, calibrated="ranker")
-    if cfg.rerank and s.ordered:
-        _heuristic_rerank(s.ordered, q.flt.scope, q.reference, q.intents, cfg)
+    cfg, x = q.cfg, q.cfg.experimental
+    if x.ranker:
+        return traced(len(s.ordered), enabled=x.rerank, calibrated="ranker")
+    if x.rerank and s.ordered:
+        _heuristic_rerank(s.ordered, q.flt.scope, q.reference, q.intents, x)
         s.ordered.sort(key=lambda c: (-c.final, c.rid))
     else:
         # scale so that the best possible candidate scores 1.0: a score in [0, 1] callers can threshold
@@ -495,7 +496,7 @@ def rerank(r: Retriever, q: Query, s: Search) -> Traced:
             c.final = min(1.0, c.fused * c.boost / best)
         if cfg.calibrated_scores and s.ordered:
             _calibrate(q, s)
-    if cfg.rerank:
+    if x.rerank:
         return traced(len(s.ordered), enabled=True)
     return traced(len(s.ordered), enabled=False, calibrated=cfg.calibrated_scores)
 
@@ -503,9 +504,9 @@ def rerank(r: Retriever, q: Query, s: Search) -> Traced:
 def rank_term(r: Retriever, q: Query, s: Search) -> None:
     """Importance / decay / access (``lifecycle.rank_composite``), when the kernel installed it."""
     if r.rank_term is not None:
+        x = q.cfg.experimental
         s.ordered = r.rank_term(s.ordered, q.reference,
-                                [c.final if q.cfg.rerank or q.cfg.ranker else c.fused * c.boost
-                                  for c in s.ordered])
+                                [c.final if x.rerank or x.ranker else c.fused * c.boost for c in s.ordered])
     return None
 
 
@@ -530,7 +531,7 @@ def dense_quota(r: Retriever, q: Query, s: Search) -> Traced | None:
     """A first-person question whose keyword matches lack most of its words keeps the cosine's best few in the head."""
     cfg = q.cfg
     vector_leg = s.legs.get("vector")
-    if not (cfg.dense_quota and not cfg.ranker and vector_leg and s.holding and s.lacked_share >= cfg.dense_quota_missed
+    if not (cfg.dense_quota and not cfg.experimental.ranker and vector_leg and s.holding and s.lacked_share >= cfg.dense_quota_missed
             and (not cfg.dense_quota_self_only or q.about_self)):
         return None
     moved = _dense_quota(s.ordered, vector_leg, cfg.dense_quota, min(cfg.dense_quota_depth, q.want),
@@ -615,9 +616,9 @@ STEPS: tuple[tuple[str, Step], ...] = (
 
 # -- helpers ---------------------------------------------------------------------------------------
 def _heuristic_rerank(ordered: list[Candidate], scope: Scope, reference: datetime, intents: set[str],
-                      cfg: RetrievalConfig) -> None:
+                      x: ExperimentalRetrieval) -> None:
     top = max((c.fused * c.boost for c in ordered), default=1.0) or 1.0
-    half_life = cfg.update_half_life_days if "knowledge_update" in intents else cfg.freshness_half_life_days
+    half_life = x.update_half_life_days if "knowledge_update" in intents else x.freshness_half_life_days
     for c in ordered:
         e = c.entry
         assert e is not None
@@ -625,13 +626,13 @@ def _heuristic_rerank(ordered: list[Candidate], scope: Scope, reference: datetim
         age = max((reference - when).total_seconds() / 86400, 0.0)
         fresh = math.exp(-0.693 * age / half_life)
         # session 1.0, agent 0.8, project 0.6, global 0.4 with the default step of 0.2
-        priority = round(1.0 - cfg.rerank_scope_step * _SCOPE_LEVELS.index(e.scope_level.value), 6)
+        priority = round(1.0 - x.rerank_scope_step * _SCOPE_LEVELS.index(e.scope_level.value), 6)
         if scope.session_id and e.session_id == scope.session_id:
-            priority += cfg.rerank_same_session
+            priority += x.rerank_same_session
         type_match = 1.0 if ("preference" in intents and e.category == "preference") else 0.0
-        c.final = (cfg.rerank_relevance * (c.fused * c.boost / top) + cfg.rerank_freshness * fresh
-                   + cfg.rerank_confidence * e.confidence + cfg.rerank_priority * priority
-                   + cfg.rerank_type_match * type_match)
+        c.final = (x.rerank_relevance * (c.fused * c.boost / top) + x.rerank_freshness * fresh
+                   + x.rerank_confidence * e.confidence + x.rerank_priority * priority
+                   + x.rerank_type_match * type_match)
 
 
 def _calibrate(q: Query, s: Search) -> None:

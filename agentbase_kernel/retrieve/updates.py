@@ -22,6 +22,7 @@ results just below, and ``as_of`` before the update makes it the latest again.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
@@ -29,6 +30,9 @@ import numpy as np
 from ..text.changes import about_someone_else, announces_change, only_asks
 
 __all__ = ["latest_first"]
+
+Slots = frozenset[tuple[str, str]]
+Pair = tuple[str, str, str]
 
 
 class _Ranked(Protocol):
@@ -40,10 +44,11 @@ class _Ranked(Protocol):
 
 def latest_first(cands: Sequence[_Ranked], vectors: dict[str, np.ndarray], *, relevance: float,
                  same_topic: float, pool: int, change_relevance: float | None = None,
-                 about_asker: bool = False, asked_slots: frozenset[tuple[str, str]] | None = None,
-                 slots_of: Callable[[str], frozenset[tuple[str, str]] | None] | None = None,
-                 slots_of_many: Callable[[list[str]], list[frozenset[tuple[str, str]]] | None] | None = None,
-                 slot_lift: bool = True, slot_over_other: bool = False, slot_change_relevance: float | None = None) -> list[tuple[str, str, str]]:
+                 about_asker: bool = False, asked_slots: Slots | None = None,
+                 slots_of: Callable[[str], Slots | None] | None = None,
+                 slots_of_many: Callable[[list[str]], list[Slots] | None] | None = None,
+                 slot_lift: bool = True, slot_over_other: bool = False,
+                 slot_change_relevance: float | None = None) -> list[Pair]:
     """Rank later statements of the same speaker and topic above earlier ones, in place.
 
     Args:
@@ -80,113 +85,187 @@ def latest_first(cands: Sequence[_Ranked], vectors: dict[str, np.ndarray], *, re
         ``"slot:<key>"`` when the later statement filled the asked slot (``slot:residence``),
         ``"change:<word>"`` when it announced a change, else ``"same_topic"``.
     """
-    if not cands:
-        return []
-    best = cands[0].fused * cands[0].boost
-    if best <= 0:
-        return []
+    best = cands[0].fused * cands[0].boost if cands else 0.0
     known = [c for c in cands if c.entry.content_hash in vectors]
-    if len(known) < 2:
+    if best <= 0 or len(known) < 2:
         return []
-    mean = np.mean([vectors[c.entry.content_hash] for c in known], axis=0)
-    floor = relevance * best
-    change_floor = (relevance if change_relevance is None else change_relevance) * best
-    slot_change_floor = change_floor if slot_change_relevance is None or not asked_slots else slot_change_relevance * best
-    asked_keys = {k for _, k in asked_slots or ()}
-    filled: dict[int, frozenset[tuple[str, str]] | None] = {}
+    floors = _Floors.of(best, relevance, change_relevance, slot_change_relevance, asked_slots)
+    slots = _Slots(asked_slots, about_asker, slots_of)
+    part = _Pass.over(cands, vectors, pool, floors, slots, slots_of_many, about_asker)
+    if slot_lift:
+        part.lift_asked_slot(slot_over_other)
+    part.lift_same_topic(_centred(part.statements, vectors, known), same_topic)
+    return part.pairs
 
-    def other_attribute(c: _Ranked) -> bool:
-        if not asked_keys or slots_of is None or change[id(c)] is not None:
-            return False
-        if id(c) not in filled:
-            filled[id(c)] = slots_of(c.entry.l2_full)
-        keys = {k for _, k in filled[id(c)] or ()}
-        return bool(keys) and not keys & asked_keys
 
-    def fills_asked(c: _Ranked) -> str | None:
-        if not asked_keys or slots_of is None:
+@dataclass(frozen=True)
+class _Floors:
+    """The least score a statement needs to take part: as an earlier statement or a plain later one
+    (``relevant``), as a later one that announces a change (``change``: the current value often shares
+    few words with the question), and as one that also fills the asked slot (``slot_change``)."""
+
+    relevant: float
+    change: float
+    slot_change: float
+
+    @classmethod
+    def of(cls, best: float, relevance: float, change_relevance: float | None,
+           slot_change_relevance: float | None, asked_slots: Slots | None) -> _Floors:
+        change = (relevance if change_relevance is None else change_relevance) * best
+        slot_change = change if slot_change_relevance is None or not asked_slots else slot_change_relevance * best
+        return cls(relevance * best, change, slot_change)
+
+
+class _Slots:
+    """The attributes the statements fill, parsed at most once each, against the ones the question asks."""
+
+    def __init__(self, asked_slots: Slots | None, about_asker: bool,
+                 slots_of: Callable[[str], Slots | None] | None) -> None:
+        self.asked_keys = {k for _, k in asked_slots or ()}
+        self.about_asker = about_asker
+        self._slots_of = slots_of
+        self._filled: dict[int, Slots | None] = {}
+
+    def parse_together(self, statements: list[_Ranked],
+                       slots_of_many: Callable[[list[str]], list[Slots] | None] | None) -> None:
+        """Parse all the statements taking part in one batch (spaCy's ``pipe``): cheaper than one by one."""
+        if self.asked_keys and slots_of_many is not None:
+            self._filled.update(zip(map(id, statements), slots_of_many([c.entry.l2_full for c in statements]) or []))
+
+    def _of(self, c: _Ranked, slots_of: Callable[[str], Slots | None]) -> Slots | None:
+        if id(c) not in self._filled:
+            self._filled[id(c)] = slots_of(c.entry.l2_full)
+        return self._filled[id(c)]
+
+    def asked_key(self, c: _Ranked) -> str | None:
+        """The asked attribute ``c`` fills (of the asker, when the question is about the asker), if any."""
+        if not self.asked_keys or self._slots_of is None:
             return None
-        if id(c) not in filled:
-            filled[id(c)] = slots_of(c.entry.l2_full)
-        own = {k for who, k in filled[id(c)] or () if not about_asker or who == "self"}
-        return next(iter(sorted(own & asked_keys)), None)
+        own = {k for who, k in self._of(c, self._slots_of) or () if not self.about_asker or who == "self"}
+        return next(iter(sorted(own & self.asked_keys)), None)
 
-    # extracted facts take part too: "Maya lives in Boston" is outranked by a later "we moved to Denver"
-    taking_part = [c for c in cands[:pool] if c.entry.content_hash in vectors and c.entry.created_at is not None
-                   and c.fused * c.boost >= min(floor, change_floor, slot_change_floor)]
-    taking_part.sort(key=lambda c: c.entry.created_at)
-    if asked_keys and slots_of_many is not None:
-        filled.update(zip(map(id, taking_part), slots_of_many([c.entry.l2_full for c in taking_part]) or []))
-    change = {id(c): announces_change(c.entry.l2_full) for c in taking_part}
-    # a later statement replaces an earlier one if it is relevant enough, or announces a change and
-    # is relevant enough for that; one that only asks replaces nothing
-    can_replace = {id(c): not only_asks(c.entry.l2_full)
-                   and (c.fused * c.boost >= floor or (change[id(c)] is not None and c.fused * c.boost >= change_floor)
-                        or (change[id(c)] is not None and c.fused * c.boost >= slot_change_floor
-                            and fills_asked(c) is not None))
-                   for c in taking_part}
-    if about_asker:
-        # "What was our grocery spend?" asks for the asker's value: "She spends $600 a month" (a
-        # friend's) replaces nothing, unless it reports a change ("She increased my dose")
-        for c in taking_part:
-            if change[id(c)] is None and about_someone_else(c.entry.l2_full):
-                can_replace[id(c)] = False
-    centred = {}
-    for c in taking_part:
-        v = vectors[c.entry.content_hash] - mean
-        centred[id(c)] = v / (float(np.linalg.norm(v)) or 1.0)
+    def other_attribute(self, c: _Ranked, change: str | None) -> bool:
+        """``c`` fills attributes, none of them asked, and announces no change: it answers something else."""
+        if not self.asked_keys or self._slots_of is None or change is not None:
+            return False
+        keys = {k for _, k in self._of(c, self._slots_of) or ()}
+        return bool(keys) and not keys & self.asked_keys
+
+
+@dataclass
+class _Pass:
+    """One call's statements taking part (oldest first) and what is known about each, keyed by ``id``."""
+
+    statements: list[_Ranked]
+    floors: _Floors
+    slots: _Slots
+    change: dict[int, str | None]
+    can_replace: dict[int, bool]
     # an earlier statement lifts a later one by its own relevance, not by a lift it got itself: else
     # one loosely related turn would start a chain that ends at the newest turn of all
-    relevant = {id(c): c.fused * c.boost for c in taking_part}
-    pairs: list[tuple[str, str, str]] = []
-    if slot_lift:
-        for i, later in enumerate(taking_part):
-            if not can_replace[id(later)]:
+    relevant: dict[int, float]
+    pairs: list[Pair] = field(default_factory=list)
+
+    @classmethod
+    def over(cls, cands: Sequence[_Ranked], vectors: dict[str, np.ndarray], pool: int, floors: _Floors,
+             slots: _Slots, slots_of_many: Callable[[list[str]], list[Slots] | None] | None,
+             about_asker: bool) -> _Pass:
+        statements = _taking_part(cands, vectors, pool, min(floors.relevant, floors.change, floors.slot_change))
+        slots.parse_together(statements, slots_of_many)
+        change = {id(c): announces_change(c.entry.l2_full) for c in statements}
+        can_replace = _can_replace(statements, change, floors, slots, about_asker)
+        return cls(statements, floors, slots, change, can_replace, {id(c): c.fused * c.boost for c in statements})
+
+    def lift_asked_slot(self, over_other: bool) -> None:
+        """A later statement that fills the asked slot ranks above every earlier relevant statement of its
+        speaker, on the same topic or not (and, ``over_other``, above a later one answering something else)."""
+        for i, later in enumerate(self.statements):
+            if not self.can_replace[id(later)]:
                 continue
-            key = fills_asked(later)
+            key = self.slots.asked_key(later)
             if key is None:
                 continue
-            others = list(taking_part[:i])
-            if slot_over_other:
-                others += [c for c in taking_part[i + 1:] if other_attribute(c)]
+            others = list(self.statements[:i])
+            if over_other:
+                others += [c for c in self.statements[i + 1:] if self.slots.other_attribute(c, self.change[id(c)])]
             for earlier in others:
-                if relevant[id(earlier)] < floor or earlier.entry.actor != later.entry.actor:
+                if self.relevant[id(earlier)] < self.floors.relevant or earlier.entry.actor != later.entry.actor:
                     continue
                 if earlier.entry.created_at == later.entry.created_at:
                     continue
-                if earlier.entry.created_at > later.entry.created_at and not slot_over_other:
+                if earlier.entry.created_at > later.entry.created_at and not over_other:
                     continue
-                above = relevant[id(earlier)] * 1.001 * (1 + 1e-6 * i)
-                if later.fused * later.boost < above and later.fused > 0:
-                    later.boost = above / later.fused
-                    pairs.append((later.entry.id, earlier.entry.id, f"slot:{key}"))
-                    if "latest_first" not in later.matched_by:
-                        later.matched_by.append("latest_first")
-                    if "superseded_later" not in earlier.matched_by:
-                        earlier.matched_by.append("superseded_later")
-    for i, later in enumerate(taking_part):
-        if not can_replace[id(later)]:
-            continue
-        checked = False
-        for earlier in taking_part[:i]:
-            if relevant[id(earlier)] < floor:
+                self._raise(later, earlier, i, f"slot:{key}")
+
+    def lift_same_topic(self, centred: dict[int, np.ndarray], same_topic: float) -> None:
+        """A later statement of the same speaker on the same topic (centred cosine) ranks above an earlier
+        relevant one, unless it fills another attribute than the one asked."""
+        for i, later in enumerate(self.statements):
+            if not self.can_replace[id(later)]:
                 continue
-            if earlier.entry.created_at >= later.entry.created_at or earlier.entry.actor != later.entry.actor:
-                continue
-            if float(centred[id(earlier)] @ centred[id(later)]) < same_topic:
-                continue
-            if not checked:
-                checked = True
-                if other_attribute(later):
-                    break
-            # two later statements lifted over the same earlier one keep their order in time
-            above = relevant[id(earlier)] * 1.001 * (1 + 1e-6 * i)
-            if later.fused * later.boost < above and later.fused > 0:
-                later.boost = above / later.fused
-                pairs.append((later.entry.id, earlier.entry.id,
-                              f"change:{change[id(later)]}" if change[id(later)] else "same_topic"))
-                if "latest_first" not in later.matched_by:
-                    later.matched_by.append("latest_first")
-                if "superseded_later" not in earlier.matched_by:
-                    earlier.matched_by.append("superseded_later")
-    return pairs
+            checked = False
+            for earlier in self.statements[:i]:
+                if self.relevant[id(earlier)] < self.floors.relevant:
+                    continue
+                if earlier.entry.created_at >= later.entry.created_at or earlier.entry.actor != later.entry.actor:
+                    continue
+                if float(centred[id(earlier)] @ centred[id(later)]) < same_topic:
+                    continue
+                if not checked:
+                    checked = True
+                    if self.slots.other_attribute(later, self.change[id(later)]):
+                        break
+                change = self.change[id(later)]
+                self._raise(later, earlier, i, f"change:{change}" if change else "same_topic")
+
+    def _raise(self, later: _Ranked, earlier: _Ranked, i: int, why: str) -> None:
+        """Score ``later`` just above ``earlier`` (which stays in the results, just below); two later
+        statements lifted over the same earlier one keep their order in time (the ``i`` term)."""
+        above = self.relevant[id(earlier)] * 1.001 * (1 + 1e-6 * i)
+        if later.fused * later.boost < above and later.fused > 0:
+            later.boost = above / later.fused
+            self.pairs.append((later.entry.id, earlier.entry.id, why))
+            if "latest_first" not in later.matched_by:
+                later.matched_by.append("latest_first")
+            if "superseded_later" not in earlier.matched_by:
+                earlier.matched_by.append("superseded_later")
+
+
+def _taking_part(cands: Sequence[_Ranked], vectors: dict[str, np.ndarray], pool: int, lowest: float) -> list[_Ranked]:
+    """The best ``pool`` candidates with a vector and a time that score at least ``lowest``, oldest first.
+
+    Extracted facts take part too: "Maya lives in Boston" is outranked by a later "we moved to Denver".
+    """
+    statements = [c for c in cands[:pool] if c.entry.content_hash in vectors and c.entry.created_at is not None
+                  and c.fused * c.boost >= lowest]
+    statements.sort(key=lambda c: c.entry.created_at)
+    return statements
+
+
+def _can_replace(statements: list[_Ranked], change: dict[int, str | None], floors: _Floors, slots: _Slots,
+                 about_asker: bool) -> dict[int, bool]:
+    """Which statements may replace an earlier one: relevant enough, or announcing a change and relevant
+    enough for that. One that only asks replaces nothing; when the question asks for the asker's value,
+    neither does one about someone else ("She spends $600 a month"), unless it reports a change."""
+    can = {id(c): not only_asks(c.entry.l2_full)
+           and (c.fused * c.boost >= floors.relevant
+                or (change[id(c)] is not None and c.fused * c.boost >= floors.change)
+                or (change[id(c)] is not None and c.fused * c.boost >= floors.slot_change
+                    and slots.asked_key(c) is not None))
+           for c in statements}
+    if about_asker:
+        for c in statements:
+            if change[id(c)] is None and about_someone_else(c.entry.l2_full):
+                can[id(c)] = False
+    return can
+
+
+def _centred(statements: list[_Ranked], vectors: dict[str, np.ndarray], known: list[_Ranked]) -> dict[int, np.ndarray]:
+    """Each statement's vector less the mean of all candidates' (the speaker's name, the conversation's
+    style), at unit length: two statements of one attribute then pair up, two merely alike do not."""
+    mean = np.mean([vectors[c.entry.content_hash] for c in known], axis=0)
+    centred = {}
+    for c in statements:
+        v = vectors[c.entry.content_hash] - mean
+        centred[id(c)] = v / (float(np.linalg.norm(v)) or 1.0)
+    return centred

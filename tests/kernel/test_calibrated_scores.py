@@ -8,6 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from agentbase_kernel.config import ExperimentalRetrieval
 from agentbase_kernel.errors import InvalidArgument
 from agentbase_kernel.retrieve.calibration import load_calibration
 from agentbase_kernel.retrieve.features import FEATURES
@@ -104,7 +105,7 @@ def test_uncalibrated_scores_keep_the_old_scale(alice):
 
 
 def test_the_learned_ranker_is_deterministic_and_scores_in_0_1(alice):
-    cfg = replace(alice.config.retrieval, ranker=True)
+    cfg = replace(alice.config.retrieval, experimental=ExperimentalRetrieval(ranker=True))
     first = alice.find("when is Alice going to Japan?", user_id="alice", config=cfg, reinforce=False)
     again = alice.find("when is Alice going to Japan?", user_id="alice", config=cfg, reinforce=False)
     assert [(h.id, h.score) for h in first.hits] == [(h.id, h.score) for h in again.hits]

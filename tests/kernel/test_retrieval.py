@@ -8,13 +8,14 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from agentbase_kernel import InvalidArgument
+from agentbase_kernel.config import ExperimentalRetrieval
 
 MAY8 = datetime(2023, 5, 8, 12, 0, tzinfo=timezone.utc)
 
 
 def _intents_on(kernel):
     """Keyword intents are off by default (they cost 2.2 points on LoCoMo); these tests switch them on."""
-    return replace(kernel.config.retrieval, intents=True)
+    return replace(kernel.config.retrieval, experimental=ExperimentalRetrieval(intents=True))
 
 
 def _steps(result):
@@ -71,8 +72,8 @@ def test_huge_top_k_is_capped(kernel):
 def test_ner_boost_reorders_but_never_adds(kernel):
     a = kernel.add_memory("We talked about the weather in general terms", user_id="u").id
     b = kernel.add_memory("Berlin weather talk with Markus", user_id="u").id
-    base = replace(kernel.config.retrieval, vectors=False, rerank=False, co_retrieval=False, intents=False,
-                   ner_mentions=True)
+    base = replace(kernel.config.retrieval, vectors=False, co_retrieval=False,
+                   experimental=ExperimentalRetrieval(ner_mentions=True))
     plain = kernel.find("weather Markus", user_id="u", config=replace(base, ner_boost=False))
     boosted = kernel.find("weather Markus", user_id="u", config=base)
     assert {h.id for h in plain} == {h.id for h in boosted}

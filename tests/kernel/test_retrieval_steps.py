@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 import pytest
 
 from agentbase_kernel import InvalidArgument
+from agentbase_kernel.config import ExperimentalRetrieval
 from agentbase_kernel.records import Scope
 from agentbase_kernel.retrieve import steps
 from agentbase_kernel.retrieve.query import MAX_TOP_K, parse_query
@@ -89,7 +90,7 @@ def test_intent(garden):
     done = steps.intent(r, q, s)
     assert q.window is not None and q.window[0].isoformat() == "2024-04-01" and "temporal" in q.intents
     assert done.params["window"] == ["2024-04-01", "2024-04-30"]
-    many = _query(garden, "How many plants did I put in?", top_k=5, intents=True)
+    many = _query(garden, "How many plants did I put in?", top_k=5, experimental=ExperimentalRetrieval(intents=True))
     steps.intent(r, many, s)
     assert "aggregation" in many.intents and many.want > many.top_k
 
@@ -99,7 +100,7 @@ def test_decompose(garden):
     r, s = _run_until(garden, q, "decompose")
     steps.decompose(r, q, s)
     assert q.subqueries == [q.normalized]
-    split = _query(garden, "tomato soil and basil water", decompose=True)
+    split = _query(garden, "tomato soil and basil water", experimental=ExperimentalRetrieval(decompose=True))
     steps.decompose(r, split, s)
     assert split.subqueries[0] == split.normalized and len(split.subqueries) > 1
 
@@ -195,7 +196,7 @@ def test_order(garden):
 
 
 def test_learned_rank(garden):
-    q = _query(garden, "which soil for the tomatoes?", ranker=True)
+    q = _query(garden, "which soil for the tomatoes?", experimental=ExperimentalRetrieval(ranker=True))
     r, s = _run_until(garden, q, "learned_rank")
     done = steps.learned_rank(r, q, s)
     assert done is not None and done.params["trees"] > 0
@@ -236,7 +237,7 @@ def test_rerank(garden):
     assert [c.rid for c in s1.ordered] == [c.rid for c in s.ordered]  # calibration never reorders
     assert all(0.0 < c.final < 1.0 for c in s1.ordered)
     assert [c.final for c in s1.ordered] == sorted((c.final for c in s1.ordered), reverse=True)
-    heuristic = _query(garden, "basil", rerank=True)
+    heuristic = _query(garden, "basil", experimental=ExperimentalRetrieval(rerank=True))
     _, s2 = _run_until(garden, heuristic, "rerank")
     assert steps.rerank(r, heuristic, s2).params == {"enabled": True}
     finals = [c.final for c in s2.ordered]
@@ -264,7 +265,7 @@ def test_rank_term(garden):
 
 
 def test_spread_sessions(garden):
-    q = _query(garden, "every garden bed and basil", intents=True)
+    q = _query(garden, "every garden bed and basil", experimental=ExperimentalRetrieval(intents=True))
     r, s = _run_until(garden, q, "spread_sessions")
     assert "multi_session" in q.intents
     steps.spread_sessions(r, q, s)

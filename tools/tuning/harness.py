@@ -6,7 +6,7 @@ Ingest and search mirror main's ``benchmarks/kernel_paths.py`` (session API; eac
 date as reference time), so a figure here is the figure ``benchmarks/locomo.py`` gives on main.
 
     python tools/tuning/harness.py ingest assistant /tmp/tune/assistant.db
-    python tools/tuning/harness.py eval assistant /tmp/tune/assistant.db [key=value ...]
+    python tools/tuning/harness.py eval assistant /tmp/tune/assistant.db [key=value ...]   # experimental__intents=true
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import os
 import sys
 import time
 from collections import defaultdict
-from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -132,7 +131,8 @@ def main(argv: list[str]) -> None:
             return
         changes = dict(a.split("=", 1) for a in argv[3:])
         save = changes.pop("save", None)
-        cfg = replace(kernel.config.retrieval, **{k: _value(v) for k, v in changes.items()}) if changes else None
+        # a key of a nested section as the environment spells it: experimental__intents=true
+        cfg = kernel.config.with_(retrieval={k: _value(v) for k, v in changes.items()}).retrieval if changes else None
         scores: list[list[float]] = []
         table, rankings = run(kernel, data, cfg, scores)
         show(name + (f" {changes}" if changes else ""), table)

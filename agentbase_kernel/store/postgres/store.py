@@ -20,7 +20,7 @@ from pgvector.psycopg import register_vector
 from psycopg.types.json import set_json_loads
 
 from ...errors import SchemaTooNew, StorageError
-from ..sql import SqlStore, mapped
+from ..sql import CallGate, SqlStore, mapped
 from .batched import BatchedMixin
 from .connection import PgConnection, PgConnections
 from .dialect import PostgresDialect
@@ -79,6 +79,7 @@ class PostgresStore(BatchedMixin, SearchMixin, FtsMixin, PlannerStatsMixin, SqlS
         self._unindexed_writes = 0
         self._next_index_check = 0
         self._bulk_depth = 0
+        self._gate = CallGate()
 
     _elsewhere = "use another database"
 
@@ -93,6 +94,7 @@ class PostgresStore(BatchedMixin, SearchMixin, FtsMixin, PlannerStatsMixin, SqlS
 
     # -- opening -----------------------------------------------------------------------------------
     def open(self) -> None:
+        self._gate.reopen()
         conn = self.conns.connect()
         try:
             self._migrate(conn)
@@ -152,6 +154,7 @@ class PostgresStore(BatchedMixin, SearchMixin, FtsMixin, PlannerStatsMixin, SqlS
         return int(row[0]) if row and row[0] is not None else 0
 
     def close(self) -> None:
+        self._gate.close(timeout_s=self.conns.timeout_s)
         self.conns.close()
 
     @contextlib.contextmanager

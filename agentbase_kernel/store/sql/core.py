@@ -16,6 +16,7 @@ from ...records import Entry
 from ..base import EntryFilter
 from ..rows import entry_from_row
 from .dialect import Dialect
+from .gate import CallGate
 
 __all__ = ["ENTRY_COLS", "SqlCore", "Transactions", "check_filter_value", "mapped"]
 
@@ -48,11 +49,13 @@ class Transactions(Protocol):
 
 def mapped(fn: F) -> F:
     """A store method run through its backend's ``_call``: driver errors become the kernel's, with
-    the cause kept (and on PostgreSQL a call that lost its connection runs again)."""
+    the cause kept (and on PostgreSQL a call that lost its connection runs again). It passes the
+    store's ``CallGate`` first: refused once ``close()`` has started, waited for by ``close()``."""
 
     @functools.wraps(fn)
     def wrapper(self: SqlCore, *args: Any, **kwargs: Any) -> Any:
-        return self._call(fn, args, kwargs)
+        with self._gate.call():
+            return self._call(fn, args, kwargs)
 
     return wrapper  # type: ignore[return-value]
 
@@ -76,6 +79,8 @@ class SqlCore(ABC):
     _cache_lock: threading.RLock
     _fts: dict[Any, Any]
     _fts_seq: int
+    #: the calls running on other threads, which ``close()`` shuts out and waits for (``gate.py``)
+    _gate: CallGate
 
     @abstractmethod
     def _call(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

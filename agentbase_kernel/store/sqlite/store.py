@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ...errors import ClosedError, InvalidArgument, SchemaTooNew, StorageError
-from ..sql import SqlStore, mapped
+from ...errors import InvalidArgument, SchemaTooNew, StorageError
+from ..sql import CallGate, SqlStore, mapped
 from ..vectors import VectorIndex
 from .connection import Connections, is_locked_error, locked_error
 from .dialect import SqliteDialect
@@ -57,18 +57,10 @@ class SqliteStore(VectorsMixin, FtsMixin, SqlStore):
         self._fts: dict[Any, Any] = {}
         self._fts_seq = -1
         self._fts_now = ""
-        # calls running on other threads: close() waits for them, since closing a connection under a
-        # statement another thread is stepping crashes the interpreter
-        self._inflight = 0
-        self._closing = False
-        self._idle = threading.Condition()
+        self._gate = CallGate()
 
     def _call(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Translate the sqlite errors a caller can act on; keep the cause."""
-        with self._idle:
-            if self._closing:  # a call that raced close() past the kernel's own check
-                raise ClosedError("Cannot use the database, as it has been closed.")
-            self._inflight += 1
         try:
             return fn(self, *args, **kwargs)
         except UnicodeEncodeError as exc:  # a lone surrogate in any bound string
@@ -82,10 +74,6 @@ class SqliteStore(VectorsMixin, FtsMixin, SqlStore):
             if isinstance(exc, self._module.IntegrityError) or "binding parameter" in str(exc):
                 raise InvalidArgument(f"Rejected by the database: {exc}") from exc
             raise StorageError(f"SQLite error on {self.path}: {exc}", path=str(self.path)) from exc
-        finally:
-            with self._idle:
-                self._inflight -= 1
-                self._idle.notify_all()
 
     def _export_error(self, exc: BaseException) -> BaseException | None:
         if isinstance(exc, self._module.Error):
@@ -93,8 +81,7 @@ class SqliteStore(VectorsMixin, FtsMixin, SqlStore):
         return None
 
     def open(self) -> None:
-        with self._idle:
-            self._closing = False
+        self._gate.reopen()
         if str(self.path) != ":memory:" and not self.path.exists():
             if not self.create:
                 raise StorageError(f"{self.path} does not exist - pass create=True to make it",
@@ -137,9 +124,7 @@ class SqliteStore(VectorsMixin, FtsMixin, SqlStore):
                 wconn.execute(f"PRAGMA user_version = {version + 1}")
 
     def close(self) -> None:
-        with self._idle:  # no call starts from here on; bounded: a call that never ends must not hang close()
-            self._closing = True
-            self._idle.wait_for(lambda: self._inflight == 0, timeout=self.conns.busy_timeout_ms / 1000)
+        self._gate.close(timeout_s=self.conns.busy_timeout_ms / 1000)
         self.conns.close()
         with self._cache_lock:
             self._vindex.clear()
