@@ -59,7 +59,7 @@ class Retriever:
         q = parse_query(query, top_k=top_k, flt=flt, reference_time=reference_time, token_budget=token_budget,
                         strategy=strategy, cfg=cfg)
         trace = Trace(id=str(uuid.uuid4()), query=q.text)
-        s = Search(vectors=VectorCache(self.store))
+        s = Search(vectors=VectorCache(self.store, flt.scope))
         t_start = t = time.perf_counter()
         for name, step in self.steps:
             done = step(self, q, s)

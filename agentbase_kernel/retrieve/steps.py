@@ -51,16 +51,34 @@ class Candidate:
 
 
 class VectorCache:
-    """Stored vectors by content hash, each read from the store at most once per ``find``."""
+    """Stored vectors by content hash, each read from the store at most once per ``find``.
 
-    def __init__(self, store: SearchIndex) -> None:
+    The candidates' own vectors usually sit in the store's in-RAM vector index already (the vector
+    leg just searched it): ``note`` says which rows hold which hash, and ``get`` takes those from
+    the index of ``scope`` (``indexed_vectors``) before it reads the rest from the file (``vectors_for``).
+    """
+
+    def __init__(self, store: SearchIndex, scope: Scope | None = None) -> None:
         self.store = store
+        self.scope = scope
         self.known: dict[str, np.ndarray] = {}
         self.asked: set[str] = set()
+        self.rows: dict[str, int] = {}  # content hash -> a candidate rid holding it
+
+    def note(self, rows: Iterable[tuple[int, str]]) -> None:
+        """``(rid, content hash)`` of entries in the searched scope."""
+        for rid, content_hash in rows:
+            self.rows.setdefault(content_hash, rid)
 
     def get(self, hashes: Iterable[str]) -> dict[str, np.ndarray]:
         wanted = set(hashes)
         missing = wanted - self.asked
+        indexed = {self.rows[h]: h for h in missing if h in self.rows}
+        if indexed and self.scope is not None:
+            for rid, vector in self.store.indexed_vectors(self.scope, indexed).items():
+                self.known[indexed[rid]] = vector
+                self.asked.add(indexed[rid])
+            missing -= self.asked
         if missing:
             self.known.update(self.store.vectors_for(missing))
             self.asked |= missing
@@ -197,6 +215,7 @@ def candidates(r: Retriever, q: Query, s: Search) -> None:
     for rid, c in s.cands.items():
         c.entry = entries.get(rid)
     s.cands = {rid: c for rid, c in s.cands.items() if c.entry is not None}
+    s.vectors.note((rid, e.content_hash) for rid, e in entries.items())
     if cfg.derived_weight != 1.0:
         for c in s.cands.values():
             if c.entry is not None and c.entry.metadata.get("derived") == "fact":

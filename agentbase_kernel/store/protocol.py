@@ -232,6 +232,10 @@ class SearchIndex(Protocol):
 
     def vectors_for(self, hashes: Iterable[str]) -> dict[str, np.ndarray]: ...
 
+    def indexed_vectors(self, scope: Scope, rids: Iterable[int]) -> dict[int, np.ndarray]:
+        """The stored vectors of these entries (by rid) that the store already holds in RAM for
+        ``scope``'s searches; rows it does not hold are left out (``vectors_for`` reads those)."""
+
     def neighbour_turn_hashes(self, rids: Iterable[int]) -> dict[int, tuple[str | None, str | None]]:
         """For each turn entry, the content hashes of the turns just before and after it."""
 

@@ -182,6 +182,20 @@ def _unit(value: Any, default: float) -> float:
     return float(value) if isinstance(value, (int, float)) and 0 <= value <= 1 else default
 
 
+_CONTEXT_TYPES: dict[Any, ContextType] = {t.value: t for t in ContextType}
+_SCOPES: dict[tuple[str | None, ...], Scope] = {}  # a search reads many rows of one scope: one frozen Scope each
+
+
+def _scope_of(user_id: str | None, agent_id: str | None, project_id: str | None, session_id: str | None) -> Scope:
+    key = (user_id, agent_id, project_id, session_id)
+    scope = _SCOPES.get(key)
+    if scope is None:
+        if len(_SCOPES) >= 4096:
+            _SCOPES.clear()
+        scope = _SCOPES[key] = Scope(user_id=user_id, agent_id=agent_id, project_id=project_id, session_id=session_id)
+    return scope
+
+
 def entry_from_row(row: Any, *, data: Callable[[Any], Any] = _same,
                    when: Callable[[Any], datetime | None] = _same,
                    text: Callable[[Any, str], str] = _text) -> Entry:
@@ -195,18 +209,19 @@ def entry_from_row(row: Any, *, data: Callable[[Any], Any] = _same,
     (_rid, id_, ctype, category, l0, l1, l2, tags, user_id, agent_id, project_id, session_id, role,
      actor, confidence, chash, metadata, event_dates, flags, created, updated, valid_from,
      invalid_at, expires_at, superseded_by, importance, archived_at, trust, source, written_by) = row
+    stored_trust = _unit(trust, -1.0)  # -1: none valid, the role's default (looked up only then)
     return Entry(
         id=id_, l2_full=text(l2, "entries.l2_full"), l0_abstract=text(l0, "entries.l0_abstract"),
-        l1_overview=text(l1, "entries.l1_overview"), context_type=ContextType(ctype),
+        l1_overview=text(l1, "entries.l1_overview"), context_type=_CONTEXT_TYPES.get(ctype) or ContextType(ctype),
         category=category, tags=_strings(data(tags)),
-        scope=Scope(user_id=user_id, agent_id=agent_id, project_id=project_id, session_id=session_id),
+        scope=_scope_of(user_id, agent_id, project_id, session_id),
         role=role, actor=actor, confidence=_unit(confidence, 1.0), content_hash=chash,
         metadata=meta if isinstance(meta := data(metadata), dict) else {}, created_at=when(created),
         updated_at=when(updated), valid_from=when(valid_from), invalid_at=when(invalid_at),
         expires_at=when(expires_at), event_dates=_strings(data(event_dates)),
         flags=_strings(data(flags)), superseded_by=superseded_by,
         importance=_unit(importance, 0.5), archived_at=when(archived_at),
-        trust=_unit(trust, default_trust(role)), source=source, written_by=written_by,
+        trust=stored_trust if stored_trust >= 0 else default_trust(role), source=source, written_by=written_by,
     )
 
 

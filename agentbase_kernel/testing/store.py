@@ -328,6 +328,33 @@ class StoreContractTests(ABC):
             store.vector_search(unit(1, 0), EntryFilter(scope=Scope(user_id="u")), 5)
         assert store.hashes_without_vector() == []
 
+    def test_indexed_vectors_are_the_stored_vectors_of_the_scope(self, store: Store) -> None:
+        texts = {"east": unit(1, 0, 0), "north": unit(0, 1, 0), "zero": np.zeros(3, dtype=np.float32),
+                 "queued": None}
+        entries = {}
+        for text, vector in texts.items():
+            entries[text], _ = store.insert_entry(row(text, user_id="u"))
+            if vector is not None:
+                store.put_vectors([(entries[text].content_hash, vector)])
+        other, _ = store.insert_entry(row("elsewhere", user_id="v"))
+        store.put_vectors([(other.content_hash, unit(1, 1, 0))])
+        scope = Scope(user_id="u")
+        store.vector_search(unit(1, 0, 0), EntryFilter(scope=scope), 5)  # a store may build its index here
+        rids = {e.id: r for r, e in store.entries_by_rid(range(1, 1000)).items()}
+        held = store.indexed_vectors(scope, [rids[e.id] for e in (*entries.values(), other)] + [999_999])
+        stored = store.vectors_for(e.content_hash for e in entries.values())
+        by_rid = {rids[e.id]: e for e in entries.values()}
+        assert set(held) <= {rids[entries["east"].id], rids[entries["north"].id]}  # never a zero, queued or foreign row
+        for rid, vector in held.items():
+            assert vector.dtype == np.float32 and np.array_equal(vector, stored[by_rid[rid].content_hash])
+        store.update_entry(entries["east"].id, Scope(user_id="u"), {"l2_full": "west", "content_hash": "h-west",
+                                                                     "search_text": "west"})
+        assert rids[entries["east"].id] not in store.indexed_vectors(scope, [rids[entries["east"].id]])
+        store.put_vectors([("h-west", unit(-1, 0, 0))])
+        for vector in store.indexed_vectors(scope, [rids[entries["east"].id]]).values():
+            assert np.array_equal(vector, unit(-1, 0, 0))
+        assert store.indexed_vectors(scope, []) == {}
+
     def test_full_text_search_ranks_within_the_scope(self, store: Store) -> None:
         tea, _ = store.insert_entry(row("green tea every morning", user_id="u"))
         store.insert_entry(row("coffee at noon", user_id="u"))

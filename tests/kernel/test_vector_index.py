@@ -496,3 +496,39 @@ def test_store_shortlists_big_scopes_and_still_applies_filters(tmp_path, monkeyp
             assert all(d == pytest.approx(exact[r], abs=1e-6) for r, d in got)
             assert len(got) == min(10, len(scan))
         assert kernel._store.cache_stats()["shortlisted_indexes"]
+
+
+def test_find_takes_the_candidates_vectors_from_the_index_and_ranks_the_same(kernel, monkeypatch):
+    """Fusion reads each candidate's vector from the scope's in-RAM index instead of the file: the
+    same float32 values, so every ranking, score and similarity is the same as reading the file."""
+    _fill(kernel)
+    rng = random.Random(3)
+    for s in range(6):  # session turns: their neighbours' vectors count in context cosines
+        kernel.add_messages(f"s{s}", [{"role": rng.choice(["user", "assistant"]),
+                                       "content": " ".join(rng.sample(WORDS, 4)) + "?" * (t % 2)}
+                                      for t in range(8)], user_id="u1")
+    kernel.wait_embedded()
+    store = kernel._store
+    queries = [" ".join(rng.sample(WORDS, 3)) for _ in range(25)]
+    read: list[str] = []
+    vectors_for = store.vectors_for
+
+    def counted(hashes):
+        hashes = list(hashes)
+        read.extend(hashes)
+        return vectors_for(hashes)
+
+    monkeypatch.setattr(store, "vectors_for", counted)
+
+    def run() -> list[list[tuple[str, float, float | None, list[str]]]]:
+        return [[(h.id, h.score, h.similarity, h.matched_by)
+                 for h in kernel.find(q, top_k=15, user_id=u, reinforce=False, config=kernel.config.retrieval)]
+                for q in queries for u in ("u1", "u2")]
+
+    with_index = run()
+    from_index = len(read)
+    read.clear()
+    monkeypatch.setattr(store, "indexed_vectors", lambda scope, rids: {})  # a store that holds no vectors
+    from_file = run()
+    assert with_index == from_file and sum(map(len, with_index)) > 300
+    assert from_index < len(read) / 3  # only neighbours' vectors still come from the file

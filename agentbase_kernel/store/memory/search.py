@@ -57,6 +57,10 @@ class SearchMixin(EntriesMixin):
         rids = np.asarray([rid for rid, _ in rows], dtype=np.int64)
         return [(int(rids[i]), float(dist[i])) for i in nearest(dist, rids, k)]
 
+    def indexed_vectors(self, scope: Scope, rids: Iterable[int]) -> dict[int, np.ndarray]:
+        """None: ``vectors_for`` is already a lookup in RAM here."""
+        return {}
+
     def entries_by_rid(self, rids: Iterable[int]) -> dict[int, Entry]:
         with self._lock:
             out = {}

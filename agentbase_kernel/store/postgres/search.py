@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import InvalidArgument
+from ...records import Scope
 from ..base import EntryFilter, utcnow
 from ..sql import mapped
 from ..vectors import encode
@@ -72,6 +73,10 @@ class SearchMixin(PlannerStatsMixin):
             rows = conn.execute("SELECT content_hash, vector FROM embeddings WHERE content_hash = ANY(?)",
                                 (wanted,), binary=True).fetchall()
         return {h: as_array(v) for h, v in rows}
+
+    def indexed_vectors(self, scope: Scope, rids: Iterable[int]) -> dict[int, np.ndarray]:
+        """None: pgvector searches in the server, this process holds no vectors (``vectors_for`` reads them)."""
+        return {}
 
     @mapped
     def put_vectors(self, items: Iterable[tuple[str, np.ndarray]]) -> None:

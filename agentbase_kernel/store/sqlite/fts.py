@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..base import EntryFilter, bm25_idf, iso, utcnow
 from ..sql import SqlCore, mapped
 
@@ -62,7 +64,7 @@ class FtsMixin(SqlCore):
         where, args = self.where_sql(flt, now=now)
         # the filter without the clock: the cache is emptied when an entry expires
         fkey = (where, tuple(None if a is now else a for a in args))
-        scores: dict[int, float] = {}
+        parts: list[tuple[np.ndarray, np.ndarray]] = []  # each term's rids and score contributions, in order
         with self.conns.read() as conn:
             cache = self._fts_stats(conn, now)
             if "totals" not in cache:
@@ -84,16 +86,16 @@ class FtsMixin(SqlCore):
                     continue
                 key = ("rank", match, fkey, per_term)
                 if key not in cache:
-                    cache[key] = self._rank_term(conn, match, where, args, per_term, everything, df_global)
-                rows, df_scope = cache[key]
-                if not rows:
+                    rows, df_scope = self._rank_term(conn, match, where, args, per_term, everything, df_global)
+                    cache[key] = (np.array([r[0] for r in rows], dtype=np.int64),
+                                  np.array([r[1] for r in rows], dtype=np.float64), df_scope)
+                rids, bm25, df_scope = cache[key]
+                if not len(rids):
                     continue
                 idf_global = bm25_idf(n_global, df_global)
                 idf_scope = bm25_idf(n_scope, df_scope)
-                for rid, bm25 in rows:
-                    scores[rid] = scores.get(rid, 0.0) + (-bm25) / idf_global * idf_scope
-        ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
-        return ranked[:k]
+                parts.append((rids, (-bm25) / idf_global * idf_scope))
+        return _best(parts, k)
 
     def _rank_term(self, conn: Any, match: str, where: str, args: list[Any], per_term: int, everything: bool,
                    df_global: int) -> tuple[list[tuple[int, float]], int]:
@@ -116,3 +118,24 @@ class FtsMixin(SqlCore):
     def rebuild_fts(self) -> None:
         with self.conns.write() as conn:
             conn.execute("INSERT INTO entries_fts (entries_fts) VALUES ('rebuild')")
+
+
+def _best(parts: list[tuple[np.ndarray, np.ndarray]], k: int) -> list[tuple[int, float]]:
+    """The ``k`` best ``(rid, summed score)``, ties by rid, of each term's ``(rids, scores)``.
+
+    Each rid's sum is taken in term order starting from 0.0, as a running ``dict`` sum would, so the
+    scores are the same floats; numpy only saves the Python loop and sort over every row.
+    """
+    if not parts:
+        return []
+    if len(parts) == 1:
+        rids, scores = parts[0][0], parts[0][1] + 0.0
+    else:
+        rids, inverse = np.unique(np.concatenate([p[0] for p in parts]), return_inverse=True)
+        scores = np.zeros(len(rids), dtype=np.float64)
+        at = 0
+        for term_rids, contribution in parts:  # a term's rids are distinct: one addition per rid and term
+            scores[inverse[at : at + len(term_rids)]] += contribution
+            at += len(term_rids)
+    order = np.lexsort((rids, -scores))[:k]
+    return list(zip(rids[order].tolist(), scores[order].tolist()))

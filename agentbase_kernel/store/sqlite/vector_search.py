@@ -57,6 +57,26 @@ class VectorsMixin(SqlCore):
         return {h: decode(blob) for h, blob in rows}
 
     @mapped
+    def indexed_vectors(self, scope: Scope, rids: Iterable[int]) -> dict[int, np.ndarray]:
+        """The vectors of these entries (by rid) from the scope's in-RAM index, brought up to date
+        with the change log first: the same float32 values ``vectors_for`` reads from the file,
+        without reading them. Rows the index lacks (no vector, over the cache budget, or inside a
+        write transaction) are left out for ``vectors_for`` to answer."""
+        wanted = np.fromiter((int(r) for r in rids), dtype=np.int64)
+        if not len(wanted) or self.vector_cache_bytes <= 0 or self.conns.in_write:
+            return {}
+        with self._cache_lock, self.conns.read() as conn:
+            index = self._vector_index(conn, scope)
+            if index is None or not index.size:
+                return {}
+            have = index.rids[: index.size]
+            pos = np.minimum(np.searchsorted(have, wanted), index.size - 1)
+            # a removed row keeps its place with a zero norm; a zero vector is left to the file too
+            found = (have[pos] == wanted) & (index.norms[pos] != 0)
+            rows = index.matrix[pos[found]]  # a copy: the index changes in place on later writes
+        return dict(zip(wanted[found].tolist(), rows))
+
+    @mapped
     def put_vectors(self, items: Iterable[tuple[str, np.ndarray]]) -> None:
         with self.conns.write() as conn:
             conn.executemany("INSERT OR IGNORE INTO embeddings (content_hash, vector) VALUES (?, ?)",
