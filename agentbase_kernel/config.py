@@ -227,6 +227,10 @@ class RetrievalConfig:
     dense_quota_missed: float = 0.5
     dense_quota_depth: int = 10
     dense_quota_self_only: bool = True
+    # a request for a recommendation whose best hit is a question the user asked, with the turn next to
+    # it in its session second (the options offered, the pick made), puts that turn first
+    # (docs/retrieval.md, "Answer before question")
+    answer_first: bool = True
     rrf_k: float = 60.0
     # the RRF legs' weights: the keyword leg weighs more on conversations
     fts_weight: float = 0.85

@@ -220,6 +220,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "no_dates": {"date_event_boost": 1.0, "date_said_boost": 1.0},
     "no_self": {"self_boost": 1.0},
     "ranker": {"experimental": {"ranker": True}},
+    "no_answer_first": {"answer_first": False},
 }
 
 

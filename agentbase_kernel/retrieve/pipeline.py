@@ -3,7 +3,7 @@
     query -> normalise -> intents + date window -> decomposition -> recall legs (FTS5 BM25,
     vectors) -> fusion (score fusion by default, or RRF) -> NER boost -> intent strategies
     -> first-person boost -> latest first -> session co-retrieval -> heuristic rerank -> dense quota
-    -> level + token budget -> trace
+    -> answer first -> level + token budget -> trace
 
 The question is analysed once (``query.py``); each step is a function in ``steps.py`` over that
 query and one search state, and records its own trace entry. Each can be switched off in

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..text.changes import about_someone_else, announces_change, only_asks
+from ..text.intent import asks_for_recommendation
 from .query import Query
 
 if TYPE_CHECKING:
@@ -56,8 +57,6 @@ _WHERE = re.compile(r"\bwhere\b", re.I)
 _WHO = re.compile(r"\b(?:who|whom|whose)\b", re.I)
 _HOW_MANY = re.compile(r"\bhow (?:many|much|often)\b", re.I)
 _WHY = re.compile(r"\bwhy\b", re.I)
-_RECOMMEND = re.compile(r"\b(?:recommend\w*|suggest\w*|advice|advise|ideas?|tips?|should i|could you|can you|"
-                        r"help me|what are some|any good|prefer\w*|favou?rite)\b", re.I)
 _YES_NO = re.compile(r"^\W*(?:is|are|am|was|were|do|does|did|can|could|would|should|will|have|has|had)\b", re.I)
 
 
@@ -83,7 +82,7 @@ def query_signals(q: Query, unseen: int, lacked_share: float) -> np.ndarray:
         n_terms, unseen / n_terms if n_terms else 0.0, lacked_share, q.about_self, q.asks_current,
         q.window is not None, bool(_SECOND.search(text)), bool(_WHEN.search(text)), bool(_WHERE.search(text)),
         bool(_WHO.search(text)), bool(_HOW_MANY.search(text)), bool(_WHY.search(text)),
-        bool(_RECOMMEND.search(text)), bool(_YES_NO.search(text)), len(text.split()),
+        asks_for_recommendation(text), bool(_YES_NO.search(text)), len(text.split()),
     ], dtype=np.float64)
 
 

@@ -24,6 +24,7 @@ from ..store.protocol import SearchIndex
 from ..text import dates as dates_mod
 from ..text import intent as intent_mod
 from ..text import tokenize
+from ..text.changes import only_asks
 from .query import Query
 
 if TYPE_CHECKING:
@@ -540,6 +541,25 @@ def dense_quota(r: Retriever, q: Query, s: Search) -> Traced | None:
                   placed=[c.entry.id for c in moved if c.entry is not None])
 
 
+def answer_first(r: Retriever, q: Query, s: Search) -> Traced | None:
+    """A request for a recommendation that finds first a question the user asked, with the turn next
+    to it (the options offered, the pick made) second, puts that turn first: a question states nothing
+    to remember, the exchange's other half does (docs/retrieval.md, "Answer before question")."""
+    if not q.cfg.answer_first or q.cfg.experimental.ranker or len(s.ordered) < 2:
+        return None
+    top, runner = s.ordered[0], s.ordered[1]
+    if (top.entry is None or runner.entry is None or not intent_mod.asks_for_recommendation(q.text)
+            or not only_asks(top.entry.l2_full) or only_asks(runner.entry.l2_full)):
+        return None
+    before, after = r.store.neighbour_turn_hashes([top.rid]).get(top.rid, (None, None))
+    if runner.entry.content_hash not in {before, after} or _names_only(q.text, top.entry.actor, runner.entry.actor):
+        return None
+    s.ordered[0], s.ordered[1] = runner, top
+    runner.final = max(runner.final, top.final)  # the score goes with the place: a re-sort by score keeps the order
+    runner.matched_by.append("answer_first")
+    return traced(len(s.ordered), question=top.entry.id, answer=runner.entry.id)
+
+
 # -- hits ------------------------------------------------------------------------------------------
 def hits(r: Retriever, q: Query, s: Search) -> None:
     """The best ``want`` candidates as hits."""
@@ -607,6 +627,7 @@ STEPS: tuple[tuple[str, Step], ...] = (
     ("rank_term", rank_term),
     ("spread_sessions", spread_sessions),
     ("dense_quota", dense_quota),
+    ("answer_first", answer_first),
     ("hits", hits),
     ("llm_rerank", llm_rerank),
     ("hierarchical", hierarchical),
@@ -645,6 +666,14 @@ def _calibrate(q: Query, s: Search) -> None:
         unseen_share=len(s.unseen) / n_terms if n_terms else 0.0, lacked_share=s.lacked_share)
     for rank, c in enumerate(s.ordered):
         c.final = scorer(c.final, rank)
+
+
+def _names_only(question: str, speaker: str | None, other: str | None) -> bool:
+    """Whether the question names ``speaker`` and not ``other`` (then the named speaker's turn stays first)."""
+    def named(who: str | None) -> bool:
+        return bool(who) and re.search(rf"(?<!\w){re.escape(str(who))}(?!\w)", question, re.IGNORECASE) is not None
+
+    return named(speaker) and not named(other)
 
 
 def _trim(found: list[Hit], budget: int) -> list[Hit]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["INTENTS", "detect_intents", "key_phrases"]
+__all__ = ["INTENTS", "asks_for_recommendation", "detect_intents", "key_phrases"]
 
 INTENTS: tuple[str, ...] = ("aggregation", "knowledge_update", "multi_session", "preference", "temporal")
 
@@ -181,3 +181,12 @@ def asks_about_self(query: str) -> bool:
     "What did you recommend?" is second person and is not one.
     """
     return bool(_FIRST_PERSON.search(query)) and not _SECOND_PERSON.search(query)
+
+
+_RECOMMEND = re.compile(r"\b(?:recommend\w*|suggest\w*|advice|advise|ideas?|tips?|should i|could you|can you|"
+                        r"help me|what are some|any good|prefer\w*|favou?rite)\b", re.IGNORECASE)
+
+
+def asks_for_recommendation(query: str) -> bool:
+    """A request for advice or options ("What would you recommend?", "Any ideas for ...?")."""
+    return _RECOMMEND.search(query) is not None

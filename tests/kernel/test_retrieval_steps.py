@@ -285,6 +285,28 @@ def test_dense_quota(garden):
     assert steps.dense_quota(r, _query(garden, "garden", dense_quota=0), s) is None
 
 
+def test_answer_first(garden):
+    q = _query(garden, "Can you recommend a soil for the tomatoes?")
+    r, s = _run_until(garden, q, "answer_first")
+    question = next(c for c in s.ordered if _text(c).startswith("What soil"))
+    answer = next(c for c in s.ordered if _text(c).startswith("A loose loam"))
+    other = next(c for c in s.ordered if _text(c).startswith("Raised beds"))
+    rest = [c for c in s.ordered if c not in (question, answer)]
+
+    s.ordered = [question, answer, *rest]
+    done = steps.answer_first(r, q, s)
+    assert [_text(c) for c in s.ordered[:2]] == [_text(answer), _text(question)]
+    assert done.params == {"question": question.entry.id, "answer": answer.entry.id}
+    assert answer.final >= question.final
+
+    s.ordered = [question, answer, *rest]
+    assert steps.answer_first(r, _query(garden, "What soil did I ask about?"), s) is None  # asks for no advice
+    s.ordered = [question, other, *[c for c in rest if c is not other]]
+    assert steps.answer_first(r, q, s) is None  # the runner-up is from another exchange
+    s.ordered = [question, answer, *rest]
+    assert steps.answer_first(r, _query(garden, "Can you recommend a soil?", answer_first=False), s) is None
+
+
 def test_hits(garden):
     q = _query(garden, "basil", top_k=2)
     r, s = _run_until(garden, q, "hits")
