@@ -532,3 +532,18 @@ def test_find_takes_the_candidates_vectors_from_the_index_and_ranks_the_same(ker
     from_file = run()
     assert with_index == from_file and sum(map(len, with_index)) > 300
     assert from_index < len(read) / 3  # only neighbours' vectors still come from the file
+
+
+def test_indexed_vectors_uses_only_an_index_a_search_built(kernel):
+    _fill(kernel, 60)
+    store = kernel._store
+    scope = Scope(user_id="u1")
+    rids = [r for r, _ in store.fts_search(["tea"], EntryFilter(scope=scope), 10)]
+    assert rids and store.indexed_vectors(scope, rids) == {}
+    assert not store.cache_stats()["vector_indexes"]  # asking builds no index
+    store.vector_search(_query(kernel, "tea"), EntryFilter(scope=scope), 5)
+    held = store.indexed_vectors(scope, rids)
+    by_rid = store.entries_by_rid(rids)
+    stored = store.vectors_for(e.content_hash for e in by_rid.values())
+    assert set(held) == set(rids)
+    assert all(np.array_equal(v, stored[by_rid[r].content_hash]) for r, v in held.items())

@@ -60,13 +60,16 @@ class VectorsMixin(SqlCore):
     def indexed_vectors(self, scope: Scope, rids: Iterable[int]) -> dict[int, np.ndarray]:
         """The vectors of these entries (by rid) from the scope's in-RAM index, brought up to date
         with the change log first: the same float32 values ``vectors_for`` reads from the file,
-        without reading them. Rows the index lacks (no vector, over the cache budget, or inside a
-        write transaction) are left out for ``vectors_for`` to answer."""
+        without reading them. Rows the index lacks (no vector, no index built for the scope by a
+        search, or inside a write transaction) are left out for ``vectors_for`` to answer."""
         wanted = np.fromiter((int(r) for r in rids), dtype=np.int64)
         if not len(wanted) or self.vector_cache_bytes <= 0 or self.conns.in_write:
             return {}
         with self._cache_lock, self.conns.read() as conn:
-            index = self._vector_index(conn, scope)
+            key = (scope.user_id, scope.agent_id, scope.project_id, scope.session_id)
+            # only an index a search already built: building one (or counting a scope over the
+            # budget) here would cost more than the reads it saves
+            index = self._vector_index(conn, scope) if key in self._vindex else None
             if index is None or not index.size:
                 return {}
             have = index.rids[: index.size]
