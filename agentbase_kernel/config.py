@@ -133,6 +133,14 @@ class IngestConfig:
     # find() first embeds up to this many of the searched scope's texts still queued for a vector
     # (read-your-writes); more than that and the result says it is degraded (0: never embed in find)
     find_embeds_at_most: int = 256
+    # whose turns facts are extracted from (each fact is an entry with a vector of its own): "all",
+    # or "user" for the user's turns and writes without a role only, so a long assistant reply
+    # costs one vector (docs/retrieval.md, "Facts from assistant turns")
+    facts_from: str = "all"
+
+    def __post_init__(self) -> None:
+        if self.facts_from not in ("all", "user"):
+            raise InvalidArgument(f"ingest.facts_from must be 'all' or 'user', got {self.facts_from!r}")
 
 
 @dataclass(frozen=True)

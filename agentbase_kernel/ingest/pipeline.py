@@ -442,13 +442,20 @@ class Ingestor:
         return {n: found[key] for n, key in zip(eligible, keys)
                 if key in found and found[key].archived_at is None}
 
+    def _wants_facts(self, item: dict[str, Any]) -> bool:
+        """Whether an item's facts are extracted: it asks to infer them, and with ``facts_from="user"``
+        it is the user's (role user, or no role)."""
+        if not item.get("infer"):
+            return False
+        return self.config.facts_from == "all" or (item.get("role") or "user") == "user"
+
     def _analyse_new(self, items: Sequence[dict[str, Any]], texts: Sequence[str],
                      known: dict[int, Entry]) -> list[Analysis | None]:
         """The analysis of every item whose text is new (``None`` for the known duplicates)."""
         roles, refs = self._roles_and_times(items)
         todo = [n for n in range(len(items)) if n not in known]
         done = self.analyse_many([texts[n] for n in todo], [roles[n] for n in todo], [refs[n] for n in todo],
-                                 facts=[bool(items[n].get("infer")) for n in todo])
+                                 facts=[self._wants_facts(items[n]) for n in todo])
         analyses: list[Analysis | None] = [None] * len(items)
         for n, analysis in zip(todo, done):
             analyses[n] = analysis
