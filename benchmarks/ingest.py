@@ -44,6 +44,9 @@ MODES: dict[str, dict[str, Any]] = {
     "+ NER (+ dates, facts)": {"embedder": None, "ner": "auto", "ingest": {}},
     "+ NER + embeddings": {"embedder": "auto", "ner": "auto", "ingest": {}},
     "+ NER + embeddings, deferred": {"embedder": "auto", "ner": "auto", "ingest": {}, "defer": True},
+    "+ NER + embeddings, facts from user turns": {"embedder": "auto", "ner": "auto", "ingest": {"facts_from": "user"}},
+    "+ NER + embeddings, deferred, facts from user turns": {"embedder": "auto", "ner": "auto",
+                                                           "ingest": {"facts_from": "user"}, "defer": True},
     EMBEDDER_ALONE: {"embedder": "auto"},
 }
 
@@ -84,7 +87,7 @@ def embed_only(sessions: list[list[Any]]) -> dict[str, Any]:
     return {"turns": turns, "seconds": round(seconds, 2), "turns_per_s": round(turns / seconds, 1),
             "embedded_turns_per_s": round(turns / seconds, 1), "turns_per_caller_cpu_s": round(turns / caller_cpu, 1),
             "turns_per_process_cpu_s": round(turns / process_cpu, 1),
-            "texts_without_vector": None, "peak_rss_mib": round(peak_mib, 1), "bytes_per_turn": 0,
+            "texts_without_vector": None, "texts_embedded": turns, "peak_rss_mib": round(peak_mib, 1), "bytes_per_turn": 0,
             "load_1min": round(os.getloadavg()[0], 2), "embedder": embedder.name}
 
 
@@ -112,13 +115,14 @@ def run_mode(name: str, data_file: str, max_turns: int | None = None) -> dict[st
         embedded_seconds = time.perf_counter() - started
         process_cpu = time.process_time() - process_started
         without_vector = kernel.verify()["texts_without_vector"]
+        embedded_texts = kernel.ingestor.texts_embedded if spec["embedder"] else None
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     size = path.stat().st_size + sum(p.stat().st_size for p in path.parent.glob("ingest.db-*"))
     return {"turns": turns, "seconds": round(seconds, 2), "turns_per_s": round(turns / seconds, 1),
             "embedded_turns_per_s": round(turns / embedded_seconds, 1) if spec["embedder"] else None,
             "turns_per_caller_cpu_s": round(turns / caller_cpu, 1),
             "turns_per_process_cpu_s": round(turns / process_cpu, 1),
-            "texts_without_vector": without_vector if spec["embedder"] else None,
+            "texts_without_vector": without_vector if spec["embedder"] else None, "texts_embedded": embedded_texts,
             "peak_rss_mib": round(peak_mib, 1), "bytes_per_turn": round(size / max(turns, 1)),
             "load_1min": round(os.getloadavg()[0], 2)}
 
@@ -140,8 +144,9 @@ def main(argv: list[str] | None = None) -> int:
     modes = sorted(modes, key=lambda m: m != EMBEDDER_ALONE)
     extra = ["--max-turns", str(args.max_turns)] if args.max_turns else []
     print("| mode | turns | seconds | turns/s | embedded turns/s | ingest / embedder | turns per caller CPU-s "
-          "| turns per process CPU-s | ingest / embedder, CPU | peak RSS MiB | bytes/turn | load (1 min) |\n"
-          "|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| turns per process CPU-s | ingest / embedder, CPU | texts embedded | peak RSS MiB | bytes/turn "
+          "| load (1 min) |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     floor: float | None = None
     cpu_floor: float | None = None
     for name in modes:
@@ -156,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
                      else "-")
         print(f"| {name} | {row['turns']} | {row['seconds']} | {row['turns_per_s']} | "
               f"{row['embedded_turns_per_s'] or '-'} | {ratio} | {row['turns_per_caller_cpu_s']} | "
-              f"{row['turns_per_process_cpu_s']} | {cpu_ratio} | "
+              f"{row['turns_per_process_cpu_s']} | {cpu_ratio} | {row.get('texts_embedded') or '-'} | "
               f"{row['peak_rss_mib']} | "
               f"{row['bytes_per_turn']} | {row['load_1min']} |", flush=True)
     return 0
