@@ -1,6 +1,6 @@
 """Each hand rule of the default judged leave-one-set-out, from ``ranker_data variants`` rankings.
 
-    python -m benchmarks.judge_rules DIR [--report out.md]
+    python -m benchmarks.judge_rules DIR [--report out.md] [--variants facts_user,...]
 
 For a rule (``no_X``: the default with it switched off) and each held-out set: the choice made on
 the other five (keep the rule if its mean hit@1 + hit@10 there is at least that without it) must
@@ -62,13 +62,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("dir")
     parser.add_argument("--sets", nargs="*", default=list(SETS))
     parser.add_argument("--report")
+    parser.add_argument("--variants", help="judge these variants (DIR/<set>.<variant>.json, e.g. an ingest setting's "
+                                           "rankings) instead of every retrieval variant of ranker_data.VARIANTS")
     args = parser.parse_args(argv)
     folder = Path(args.dir)
     lines = ["| rule switched off | " + " | ".join(args.sets) + " | verdict |",
              "|---|" + "---|" * len(args.sets) + "---|"]
-    for variant in VARIANTS:
-        if variant in ("default", "ranker"):
-            continue
+    variants = args.variants.split(",") if args.variants else [v for v in VARIANTS if v not in ("default", "ranker")]
+    for variant in variants:
         cells, verdict = judge(folder, variant, list(args.sets))
         if cells:
             lines.append(f"| {variant} | " + " | ".join(cells) + f" | {verdict} |")
