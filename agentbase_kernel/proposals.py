@@ -170,8 +170,10 @@ class Proposals:
 
     def guard_deletes(self, flt: EntryFilter, *, actor: str | None = None) -> builtins.list[Proposal]:
         """A bulk delete of the entries ``flt`` lets through (``delete_all``): each one ``guard``
-        would hold (in a zone, or human-approved) gets a ``delete`` proposal and is added to
-        ``flt.exclude_ids``, so the delete leaves it. Call inside the delete's transaction.
+        would hold (in a zone, or human-approved) is added to ``flt.exclude_ids``, so the delete
+        leaves it, and gets a ``delete`` proposal unless one is already pending (a repeated bulk
+        delete does not pile up the same request). Returns the new proposals. Call inside the
+        delete's transaction.
 
         A person's kernel holds nothing, and with no zone that could cover the scope only the
         human-approved entries are read (one statement, usually empty): no per-entry work then."""
@@ -181,16 +183,19 @@ class Proposals:
         zones = [z for z in store.zones() if _may_cover(z["scope"], flt.scope)]
         candidates = store.list_entries(flt if zones else replace(flt, sources=tuple(sorted(HUMAN_ORIGINS))),
                                         limit=None)
-        proposals = []
+        held = []
         for entry in candidates:
-            held, zone = _holds(zones, entry)
-            if held:
-                proposals.append(self._store(op="delete", scope=entry.scope, text=None, entry_id=entry.id,
-                                             current=entry.l2_full, zone_id=zone["id"] if zone else None,
-                                             fields={}, reason=None, proposer=actor))
-        if proposals:
-            flt.exclude_ids = flt.exclude_ids | {p.entry_id for p in proposals if p.entry_id is not None}
-        return proposals
+            holds, zone = _holds(zones, entry)
+            if holds:
+                held.append((entry, zone))
+        if not held:
+            return []
+        flt.exclude_ids = flt.exclude_ids | {entry.id for entry, _ in held}
+        pending = {r["entry_id"] for r in store.list_proposals(flt.scope, status="pending", limit=None)
+                   if r["op"] == "delete"}
+        return [self._store(op="delete", scope=entry.scope, text=None, entry_id=entry.id, current=entry.l2_full,
+                            zone_id=zone["id"] if zone else None, fields={}, reason=None, proposer=actor)
+                for entry, zone in held if entry.id not in pending]
 
     def _store(self, *, op: str, scope: Scope, text: str | None, entry_id: str | None, current: str | None,
                zone_id: str | None, fields: dict[str, Any], reason: str | None, proposer: str | None) -> Proposal:

@@ -169,6 +169,7 @@ def test_an_agents_delete_all_leaves_zone_entries_as_delete_proposals(k):
     bot = k.view(agent="bot")
     assert bot.delete_all(user_id="u") == 1  # the social one; the policy one became a proposal
     assert [e.id for e in k.list(user_id="u")] == [policy.id]
+    assert bot.delete_all(user_id="u") == 0  # asked again: the pending proposal stands, no second one
     assert len(k.list(user_id="v")) == 1
     [proposal] = k.list_proposals(user_id="u")
     assert (proposal.op, proposal.entry_id, proposal.zone_id, proposal.proposer, proposal.current_text) == (
