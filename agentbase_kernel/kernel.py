@@ -21,7 +21,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from . import arguments as check
 from .config import Config, RetrievalConfig, locate_database
-from .errors import ClosedError, EntryNotFound, InvalidArgument
+from .errors import ClosedError, EntryNotFound, InvalidArgument, PermissionDenied
 from .governance import AsyncGovernance, Governance
 from .ingest.pipeline import Ingestor
 from .lifecycle import Prefetch, Reinforcer
@@ -32,7 +32,7 @@ from .lifecycle.gate import Gate
 from .lifecycle.schedule import ConsolidationSchedule
 from .lifecycle.skills import SkillJudge
 from .outcomes import AsyncOutcomes, Outcomes
-from .proposals import AsyncProposals, Proposals
+from .proposals import AsyncProposals, Proposals, describe_zone
 from .records import AddResult, ContextType, Entry, FindResult, HistoryEvent, Scope, SkillWarning
 from .retrieve.pipeline import MAX_TOP_K, Decomposer, Reranker, Retriever
 from .rules.permissions import Verdicts
@@ -483,8 +483,20 @@ class Kernel:
             .delete_all(metadata=metadata)
 
     def reset(self) -> None:
-        """Wipe every entry, session, message and history row in the file."""
+        """Wipe every entry, session, message and history row in the file.
+
+        Raises:
+            PermissionDenied: an approval zone exists - a wipe would delete what it protects without
+                a person's approval. ``unprotect(zone_id)`` each zone (``zones()``) first.
+        """
         self._gate.check("write", Scope(), "reset", whole=True)
+        zones = self.proposals.zones()
+        if zones:
+            raise PermissionDenied(
+                f"reset() would delete memories that {len(zones)} approval zone(s) protect: "
+                + "; ".join(describe_zone(z) for z in zones)
+                + " - remove each first with kernel.unprotect(zone_id) (a person's kernel), then reset",
+                agent=self._agent, access="write", operation="reset")
         self._ready().reset()
 
     def list(self, *, user_id: str | None = None, agent_id: str | None = None, project_id: str | None = None,

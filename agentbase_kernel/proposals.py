@@ -15,20 +15,21 @@ from __future__ import annotations
 import builtins
 import uuid
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from . import arguments as check
 from .errors import InvalidArgument, PermissionDenied, ScopeError
 from .records import AddResult, Entry, Proposal, Scope, Zone
 from .rules.trust import Writer, writing_as
-from .rules.zones import HUMAN_SOURCES, is_human_approved, zone_for
-from .store.base import utcnow
+from .rules.zones import HUMAN_ORIGINS, HUMAN_SOURCES, is_human_approved, zone_for
+from .store.base import EntryFilter, utcnow
 from .threads import in_thread
 
 if TYPE_CHECKING:
     from .kernel import Kernel
 
-__all__ = ["PROPOSAL_STATUSES", "AsyncProposals", "Proposals"]
+__all__ = ["PROPOSAL_STATUSES", "AsyncProposals", "Proposals", "describe_zone"]
 
 PROPOSAL_STATUSES = ("pending", "approved", "rejected")
 #: what an approved write is stamped with (``Entry.source``): its origin
@@ -49,6 +50,27 @@ def _proposal(row: dict[str, Any]) -> Proposal:
         "zone_id", "created_at", "decided_at", "decided_by", "decision_reason", "result_entry_id")}
     fields["fields"] = fields["fields"] or {}
     return Proposal(**fields)
+
+
+def describe_zone(zone: Zone) -> str:
+    """A zone as an error message names it: ``zone_... (user_id='u', category='policy')``."""
+    parts = [f"{k}={v!r}" for k, v in zone.scope.as_dict().items()]
+    parts += [f"{k}={v!r}" for k, v in (("key_prefix", zone.key_prefix), ("category", zone.category)) if v is not None]
+    return f"{zone.id} ({', '.join(parts)})"
+
+
+def _holds(zones: builtins.list[dict[str, Any]], entry: Entry) -> tuple[bool, dict[str, Any] | None]:
+    """Whether an agent's change of ``entry`` needs a person (it is in a zone, or human-approved),
+    and the zone that holds it."""
+    zone = zone_for(zones, {**entry.scope.as_dict(), "category": entry.category, "metadata": entry.metadata,
+                            "entry_id": entry.id})
+    return zone is not None or is_human_approved(entry), zone
+
+
+def _may_cover(zone_scope: Scope, scope: Scope) -> bool:
+    """A zone of ``zone_scope`` may hold entries of ``scope``: no id set in both differs."""
+    here = scope.as_dict()
+    return all(here.get(k, v) == v for k, v in zone_scope.as_dict().items())
 
 
 def _plain(value: Any) -> Any:
@@ -140,13 +162,40 @@ class Proposals:
         entry: the proposal it becomes (``None``: the change may go ahead)."""
         if self._human:
             return None
-        zones = self._kernel._ready().zones()
-        zone = zone_for(zones, {**entry.scope.as_dict(), "category": entry.category, "metadata": entry.metadata,
-                                "entry_id": entry.id})
-        if zone is None and not is_human_approved(entry):
+        held, zone = _holds(self._kernel._ready().zones(), entry)
+        if not held:
             return None
         return self._store(op=op, scope=entry.scope, text=text, entry_id=entry.id, current=entry.l2_full,
                            zone_id=zone["id"] if zone else None, fields=fields or {}, reason=None, proposer=actor)
+
+    def guard_deletes(self, flt: EntryFilter, *, actor: str | None = None) -> builtins.list[Proposal]:
+        """A bulk delete of the entries ``flt`` lets through (``delete_all``): each one ``guard``
+        would hold (in a zone, or human-approved) is added to ``flt.exclude_ids``, so the delete
+        leaves it, and gets a ``delete`` proposal unless one is already pending (a repeated bulk
+        delete does not pile up the same request). Returns the new proposals. Call inside the
+        delete's transaction.
+
+        A person's kernel holds nothing, and with no zone that could cover the scope only the
+        human-approved entries are read (one statement, usually empty): no per-entry work then."""
+        if self._human:
+            return []
+        store = self._kernel._ready()
+        zones = [z for z in store.zones() if _may_cover(z["scope"], flt.scope)]
+        candidates = store.list_entries(flt if zones else replace(flt, sources=tuple(sorted(HUMAN_ORIGINS))),
+                                        limit=None)
+        held = []
+        for entry in candidates:
+            holds, zone = _holds(zones, entry)
+            if holds:
+                held.append((entry, zone))
+        if not held:
+            return []
+        flt.exclude_ids = flt.exclude_ids | {entry.id for entry, _ in held}
+        pending = {r["entry_id"] for r in store.list_proposals(flt.scope, status="pending", limit=None)
+                   if r["op"] == "delete"}
+        return [self._store(op="delete", scope=entry.scope, text=None, entry_id=entry.id, current=entry.l2_full,
+                            zone_id=zone["id"] if zone else None, fields={}, reason=None, proposer=actor)
+                for entry, zone in held if entry.id not in pending]
 
     def _store(self, *, op: str, scope: Scope, text: str | None, entry_id: str | None, current: str | None,
                zone_id: str | None, fields: dict[str, Any], reason: str | None, proposer: str | None) -> Proposal:

@@ -184,15 +184,23 @@ class ScopedMemory:
         return k._ready().delete_entry(entry_id, self.scope, actor=actor)
 
     def delete_all(self, *, metadata: dict[str, Any] | None = None) -> int:
-        """Delete every entry of the scope (those matching ``metadata`` if given). The scope must
-        set at least one id (``Kernel.reset()`` wipes all)."""
+        """Delete every entry of the scope (those matching ``metadata`` if given) and return how
+        many were deleted. The scope must set at least one id (``Kernel.reset()`` wipes all).
+
+        As with ``delete``, an entry an approval zone holds, or a human-approved one, is not
+        deleted by an agent's or adapter's kernel: it gets a ``delete`` proposal for a person
+        (``list_proposals``) and is not counted. The proposals and the deletes are one transaction."""
         if self.scope.is_empty:
             raise ScopeError("delete_all needs at least one of user_id, agent_id, project_id, session_id - "
                              "use reset() to wipe the whole database")
+        k = self._kernel
         flt = EntryFilter(scope=self.scope, include_expired=True, include_invalid=True,
                           metadata=check.metadata_filter(metadata), archived=None)
-        flt.exclude_scopes = self._kernel._gate.check("write", self.scope, "delete_all")
-        return self._kernel._ready().delete_entries(flt)
+        flt.exclude_scopes = k._gate.check("write", self.scope, "delete_all")
+        store = k._ready()
+        with store.transaction():
+            k.proposals.guard_deletes(flt)
+            return store.delete_entries(flt)
 
     def _filter(self, *, context_type: Any = None, category: Any = None, tags: Any = None, role: Any = None,
                 include_expired: bool = False, include_invalid: bool = False, as_of: Any = None,

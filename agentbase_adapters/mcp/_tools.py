@@ -290,7 +290,8 @@ async def delete_memory(db: AgentBase, scope: Scope, args: dict[str, Any]) -> di
 
 @_tool("delete_all_memories",
        "Delete every memory of a scope you name explicitly (all of a user's, an agent's or one conversation's); "
-       "cannot be undone.",
+       "cannot be undone. Memories a person protects are not deleted: each waits on a delete proposal "
+       "for a person to approve ('proposed' lists the scope's pending ones).",
        {"scope": {"type": "object", "minProperties": 1, "additionalProperties": False,
                   "description": "Exactly whose memories to delete, e.g. {\"user_id\": \"alice\"}.",
                   "properties": {"user_id": ID_SCHEMA, "agent_id": ID_SCHEMA, "session_id": ID_SCHEMA}}},
@@ -306,7 +307,9 @@ async def delete_all_memories(db: AgentBase, scope: Scope, args: dict[str, Any])
     elif "user_id" not in named:
         raise ScopeError("A multi-tenant server deletes only within one user: scope.user_id is required")
     deleted = await db.delete_all(**named)
-    return {"deleted": deleted, "scope": named}
+    # what stays for a person to approve: the scope's pending delete proposals (this call's and earlier ones)
+    proposed = [p.id for p in await db.list_proposals(**named, status="pending", limit=None) if p.op == "delete"]
+    return {"deleted": deleted, "proposed": proposed, "scope": named}
 
 
 @_tool("memory_history", "Show how one memory changed over time (added, updated, deleted), oldest first.",

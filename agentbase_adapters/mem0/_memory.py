@@ -348,7 +348,10 @@ class Mem0Adapter:
         return {"message": "Memory deleted successfully!"}
 
     def delete_all(self, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None) -> dict[str, str]:
-        """Delete every memory of a scope. Raises ``ValueError`` without a scope id (use ``reset()``)."""
+        """Delete every memory of a scope. Raises ``ValueError`` without a scope id (use ``reset()``).
+
+        A memory an approval zone protects (or a human-approved one) stays: it gets a delete proposal
+        for a person, as ``delete`` does; the answer is Mem0's either way."""
         scope = scope_of(user_id, agent_id, run_id)
         if not scope:
             raise InvalidArgument(
@@ -359,7 +362,10 @@ class Mem0Adapter:
         return {"message": "Memories deleted successfully!"}
 
     def reset(self) -> None:
-        """Wipe every memory, session and history row of the database file."""
+        """Wipe every memory, session and history row of the database file.
+
+        Raises ``PermissionDenied`` (a ``PermissionError``) while an approval zone exists: the wipe
+        would delete what it protects; a person removes the zones first (``unprotect``)."""
         self._kernel.reset()
 
     def chat(self, query: str) -> Any:

@@ -147,6 +147,8 @@ class Ingestor:
             entity_lists = [[] for _ in texts]
         out = []
         for text, role, ref, want_facts, entities in zip(texts, roles, references, facts, entity_lists):
+            if role == "system":  # a session summary's own labels are not names
+                entities = [e for e in entities if e.text not in tiers.SUMMARY_LABELS]
             clean = text.replace("\x00", " ")
             head = clean[:_HEAD_CHARS]
             mentions = dates_mod.resolve_dates(head, ref or utcnow()) if self.config.dates else []

@@ -74,6 +74,10 @@ class EntryFilter:
     # entries whose confidence (moved by outcomes, rules/outcomes.py) is below this are left out
     min_confidence: float | None = None
     exclude_scopes: tuple[Scope, ...] = ()
+    # only entries written by one of these sources (``Entry.source``); these ids are left out - a
+    # bulk delete by a non-person kernel uses both to spare what approval zones hold (proposals.py)
+    sources: tuple[str, ...] | None = None
+    exclude_ids: frozenset[str] = frozenset()
     # the entry text holds this exact substring (case-sensitive): a file backend's literal grep
     text_contains: str | None = None
     _parsed: tuple[dict[str, Any], MetadataFilter] | None = field(default=None, init=False, repr=False, compare=False)

@@ -398,6 +398,18 @@ class StoreContractTests(ABC):
         found = store.entries_by_rid([rid for rid, _ in store.fts_search(["from"], hidden, 10)])
         assert [e.id for e in found.values()] == [high.id]
 
+    def test_sources_and_excluded_ids_narrow_reads_and_bulk_deletes(self, store: Store) -> None:
+        person, _ = store.insert_entry(row("a person's", user_id="u", source="human"))
+        agent, _ = store.insert_entry(row("an agent's", user_id="u", source="mem0"))
+        bare, _ = store.insert_entry(row("no source", user_id="u"))
+        everything = EntryFilter(scope=Scope(user_id="u"))
+        assert ids(store.list_entries(EntryFilter(scope=Scope(user_id="u"), sources=("human", "cli")))) == [person.id]
+        assert store.count_entries(EntryFilter(scope=Scope(user_id="u"), sources=())) == 0
+        many = frozenset([person.id, *(f"other-{n}" for n in range(2000))])  # more than one bind's worth
+        assert ids(store.list_entries(EntryFilter(scope=Scope(user_id="u"), exclude_ids=many))) == [agent.id, bare.id]
+        assert store.delete_entries(EntryFilter(scope=Scope(user_id="u"), exclude_ids=frozenset([agent.id]))) == 2
+        assert ids(store.list_entries(everything)) == [agent.id]
+
     def test_policies_are_stored_replaced_and_deleted(self, store: Store) -> None:
         assert store.policies() == []
         store.set_policy("a", Scope(project_id="p1"), read=True, write=False)

@@ -18,7 +18,10 @@ from collections.abc import Callable, Iterable, Sequence
 
 from agentbase_kernel.text.ner import Entity, RegexNer, has_cjk
 
-__all__ = ["L0_MAX", "L1_MAX", "SUMMARY_MAX", "Summarizer", "make_l0", "make_l1", "summarize_session"]
+__all__ = ["L0_MAX", "L1_MAX", "SUMMARY_LABELS", "SUMMARY_MAX", "Summarizer", "make_l0", "make_l1", "summarize_session"]
+
+# the words ``summarize_session`` writes around what it found: a name tagger reads "Topics:" as a name
+SUMMARY_LABELS = frozenset({"Topics", "First request", "Last", "话题", "首个请求", "最后"})
 
 L0_MAX = 50
 L1_MAX = 300

@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from agentbase_kernel import AgentBase, InvalidArgument, Kernel, PermissionDenied, Scope, ScopeError
+from agentbase_kernel import AgentBase, AgentBaseError, InvalidArgument, Kernel, PermissionDenied, Scope, ScopeError
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -156,3 +156,87 @@ def test_async_twins(tmp_path, hash_embedder):
             return (await db.get(done.result_entry_id)).source
 
     assert asyncio.run(run()) == "human_approved"
+
+
+# -- bulk paths: delete_all and reset ------------------------------------------------------------------
+
+
+def test_an_agents_delete_all_leaves_zone_entries_as_delete_proposals(k):
+    policy = k.add_memory("Travel needs approval", user_id="u", category="policy").entry
+    k.add_memory("Lunch is at noon", user_id="u", category="social")
+    k.add_memory("Lunch is at one", user_id="v", category="policy")
+    zone = k.protect(user_id="u", category="policy")
+    bot = k.view(agent="bot")
+    assert bot.delete_all(user_id="u") == 1  # the social one; the policy one became a proposal
+    assert [e.id for e in k.list(user_id="u")] == [policy.id]
+    assert bot.delete_all(user_id="u") == 0  # asked again: the pending proposal stands, no second one
+    assert len(k.list(user_id="v")) == 1
+    [proposal] = k.list_proposals(user_id="u")
+    assert (proposal.op, proposal.entry_id, proposal.zone_id, proposal.proposer, proposal.current_text) == (
+        "delete", policy.id, zone.id, "bot", "Travel needs approval")
+    assert k.approve(proposal.id, reviewer="dana").result_entry_id == policy.id
+    assert k.list(user_id="u") == []
+    assert [h.event for h in k.history(policy.id)][-1] == "DELETE"
+
+
+def test_delete_all_through_an_adapter_path_spares_key_zones_and_human_approved_entries(k):
+    kept = k.add_memory("dark mode", user_id="u", metadata={"key": "prefs/theme"}).entry
+    human = k.view(source="human").add_memory("My name is Ada", user_id="u").entry
+    k.add_memory("hello", user_id="u", metadata={"key": "notes/1"})
+    k.protect(user_id="u", key_prefix="prefs/")
+    assert k.view(source="mem0").delete_all(user_id="u") == 1
+    assert sorted(e.id for e in k.list(user_id="u")) == sorted([kept.id, human.id])
+    proposals = {p.entry_id: p for p in k.list_proposals(user_id="u")}
+    assert set(proposals) == {kept.id, human.id}
+    assert proposals[human.id].zone_id is None and proposals[kept.id].proposer == "mem0"
+
+
+def test_delete_all_with_only_human_approved_entries_and_no_zone(k):
+    human = k.view(source="human").add_memory("My name is Ada", user_id="u").entry
+    k.add_memory("I like tea", user_id="u")
+    assert k.delete_all(user_id="u") == 1
+    assert [e.id for e in k.list(user_id="u")] == [human.id]
+    assert [p.op for p in k.list_proposals(user_id="u")] == ["delete"]
+
+
+def test_a_persons_delete_all_and_a_kernel_without_zones_delete_everything(k):
+    for n in range(30):
+        k.add_memory(f"note number {n}", user_id="u", project_id="p" if n % 2 else None)
+    assert k.delete_all(user_id="u", project_id="p") == 15  # no zone, nothing human: all go
+    k.protect(user_id="u")
+    assert k.view(source="cli").delete_all(user_id="u") == 15  # a person's path: the zone lets it through
+    assert k.list(user_id="u") == [] and k.list_proposals(status=None) == []
+
+
+def test_delete_all_files_proposals_and_deletes_in_one_transaction(tmp_path, hash_embedder):
+    import sqlite3
+
+    path = tmp_path / "m.db"
+    with Kernel(path, embedder=hash_embedder, ner="regex") as k:
+        k.add_memory("Travel needs approval", user_id="u", category="policy")
+        k.add_memory("Lunch is at noon", user_id="u")
+        k.protect(user_id="u", category="policy")
+        raw = sqlite3.connect(path)  # the file refuses every delete: the bulk delete fails midway
+        raw.execute("CREATE TRIGGER no_delete BEFORE DELETE ON entries BEGIN SELECT RAISE(ABORT, 'refused'); END")
+        raw.commit()
+        with pytest.raises(AgentBaseError):
+            k.view(agent="bot").delete_all(user_id="u")
+        assert k.list_proposals(status=None) == [] and len(k.list(user_id="u")) == 2  # the proposal rolled back
+        raw.execute("DROP TRIGGER no_delete")
+        raw.commit()
+        raw.close()
+        assert k.view(agent="bot").delete_all(user_id="u") == 1
+
+
+def test_reset_is_refused_while_a_zone_exists(k):
+    k.add_memory("Travel needs approval", user_id="u", category="policy")
+    zone = k.protect(user_id="u", category="policy")
+    for who in (k, k.view(source="human"), k.view(source="mem0")):
+        with pytest.raises(PermissionDenied, match=zone.id) as denied:
+            who.reset()
+        assert "unprotect" in str(denied.value) and "category='policy'" in str(denied.value)
+        assert denied.value.operation == "reset"
+    assert len(k.list(user_id="u")) == 1
+    assert k.unprotect(zone.id)
+    k.reset()
+    assert k.list(user_id="u") == []

@@ -117,6 +117,16 @@ def test_commit_writes_summary_and_links(kernel):
     assert turn_ids | {summary.id} <= set(linked)
 
 
+def test_a_summary_s_own_labels_are_not_tagged_as_names(real_db):
+    kernel = real_db.sync  # the real spaCy tagger reads "Topics:" at a sentence start as a name
+    kernel.add_messages("s", [{"role": "user", "content": "My sister Ana is visiting Lisbon in March."},
+                              {"role": "assistant", "content": "Lisbon in spring is lovely; try the tram."}], user_id="u")
+    summary = kernel.commit_session("s")
+    assert summary.l2_full.count("Topics:") == 1 and "Last:" in summary.l2_full
+    assert {"ner_ana", "ner_lisbon"} <= set(summary.tags)
+    assert not {"ner_topics", "ner_last", "ner_first request"} & set(summary.tags)
+
+
 def test_bad_message_input(kernel):
     with pytest.raises(InvalidArgument):
         kernel.add_message("s", "", "x")

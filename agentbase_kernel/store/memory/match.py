@@ -75,6 +75,10 @@ def passes(row: dict[str, Any], flt: EntryFilter, now: str, metadata: MetadataFi
         return False
     if flt.text_contains is not None and flt.text_contains not in row["l2_full"]:
         return False
+    if flt.sources is not None and row["source"] not in flt.sources:
+        return False
+    if row["id"] in flt.exclude_ids:
+        return False
     # a scope the reader may not see: every id it sets equal (an unset id on the row never is)
     return not any(all(row[col] == value for col, value in scope.as_dict().items()) for scope in flt.exclude_scopes)
 

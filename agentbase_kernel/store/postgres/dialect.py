@@ -72,6 +72,9 @@ class PostgresDialect(Dialect):
     def any_of(self, column: str, values: Sequence[Any], cast: str = "") -> tuple[str, list[Any]]:
         return f"{column} = ANY(?{f'::{cast}[]' if cast else ''})", [list(values)]
 
+    def none_of(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        return f"NOT ({column} = ANY(?))", [list(values)]
+
     def has_tags(self, alias: str, tags: Sequence[str]) -> tuple[str, list[Any]]:
         return f"{alias}.tags @> ?", [jsonb(list(tags))]
 

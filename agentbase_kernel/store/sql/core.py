@@ -143,6 +143,17 @@ class SqlCore(ABC):
         if flt.text_contains is not None:
             clauses.append(d.holds(f"{a}.l2_full"))
             args.append(d.text(flt.text_contains))
+        if flt.sources is not None:
+            if not flt.sources:
+                clauses.append(f"NOT {d.true}")
+            else:
+                sql, sargs = d.any_of(f"{a}.source", sorted(flt.sources))
+                clauses.append(sql)
+                args.extend(sargs)
+        if flt.exclude_ids:
+            sql, xargs = d.none_of(f"{a}.id", sorted(flt.exclude_ids))
+            clauses.append(sql)
+            args.extend(xargs)
         for scope in flt.exclude_scopes:  # a scope this reader may not see (lifecycle/permissions.py)
             fields = scope.as_dict()
             if not fields:

@@ -94,6 +94,10 @@ class Dialect(ABC):
         """``column`` equal to one of ``values`` (at most ``max_values`` of them); ``cast`` names the
         values' SQL type where the engine needs it (``"bigint"``)."""
 
+    @abstractmethod
+    def none_of(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        """``column`` equal to none of ``values``, however many (bound as one parameter)."""
+
     def chunks(self, values: Sequence[Any], size: int | None = None) -> Iterator[list[Any]]:
         """``values`` in pieces ``any_of`` can bind: all at once where the engine takes an array, else
         ``size`` (or ``max_values``) at a time; none when empty."""

@@ -69,6 +69,9 @@ class SqliteDialect(Dialect):
     def any_of(self, column: str, values: Sequence[Any], cast: str = "") -> tuple[str, list[Any]]:
         return f"{column} IN ({','.join('?' * len(values))})", list(values)
 
+    def none_of(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        return f"{column} NOT IN (SELECT value FROM json_each(?))", [json.dumps(list(values))]
+
     def has_tags(self, alias: str, tags: Sequence[str]) -> tuple[str, list[Any]]:
         return " AND ".join([f"EXISTS (SELECT 1 FROM json_each({alias}.tags) WHERE value = ?)"] * len(tags)), list(tags)
 

@@ -54,3 +54,24 @@ def test_record_outcome_moves_confidence_of_the_memories_used(alice, kernel_on):
     assert kernel_on.get(memory, user_id="alice").confidence == pytest.approx(0.8)
     assert "No entry" in alice.fails("record_outcome", {"session_id": "chat-1", "outcome": "success",
                                                         "used_memory_ids": ["nope"]})
+
+
+def test_delete_all_memories_leaves_protected_ones_as_delete_proposals(alice, kernel_on):
+    kept = alice.ok("add_memory", {"text": "Bob's phone is 555-0100", "category": "contacts"})["results"][0]["id"]
+    alice.ok("add_memory", {"text": "A note to throw away"})
+    zone = kernel_on.protect(user_id="alice", category="contacts")
+    try:
+        out = alice.ok("delete_all_memories", {"scope": {"user_id": "alice"}})
+        # what stays is what a person must decide on: the zone's memory (and any human-approved one)
+        left = {e.id for e in kernel_on.list(user_id="alice", limit=None)}
+        assert out["deleted"] >= 1 and kept in left
+        by_entry = {kernel_on.get_proposal(p).entry_id: p for p in out["proposed"]}
+        assert left <= set(by_entry)  # each memory left waits on a pending delete proposal
+        again = alice.ok("delete_all_memories", {"scope": {"user_id": "alice"}})
+        assert again["deleted"] == 0 and again["proposed"] == out["proposed"]  # asked twice: nothing piles up
+        with pytest.raises(PermissionDenied):
+            kernel_on.view(source="mcp").approve(by_entry[kept])
+        kernel_on.approve(by_entry[kept], reviewer="dana")
+        assert kept not in {e.id for e in kernel_on.list(user_id="alice", limit=None)}
+    finally:
+        kernel_on.unprotect(zone.id)

@@ -536,3 +536,32 @@ def test_openai_embedder_section_carries_key_model_and_size(tmp_path, monkeypatc
         assert (embedder.model, embedder.base_url, embedder.dim) == ("text-embedding-3-small", "https://api.openai.com/v1", 8)
     assert str(sent[0].url) == "https://api.openai.com/v1/embeddings"
     assert sent[0].headers["authorization"] == "Bearer sk-from-env"
+
+
+def test_delete_all_leaves_protected_memories_as_proposals(m0, db):
+    kernel = db.sync
+    [kept] = m0.add("Travel needs approval", user_id="alice", infer=False)["results"]
+    m0.add("I like tea", user_id="bob", infer=False)
+    kernel.protect(user_id="alice")
+    assert m0.delete_all(user_id="alice") == {"message": "Memories deleted successfully!"}
+    assert [r["id"] for r in m0.get_all(filters={"user_id": "alice"})["results"]] == [kept["id"]]
+    [proposal] = kernel.list_proposals(user_id="alice")
+    assert (proposal.op, proposal.entry_id, proposal.proposer) == ("delete", kept["id"], "mem0")
+    assert m0.delete_all(user_id="bob") == {"message": "Memories deleted successfully!"}
+    assert m0.get_all(filters={"user_id": "bob"})["results"] == []
+    kernel.approve(proposal.id, reviewer="dana")
+    assert m0.get_all(filters={"user_id": "alice"})["results"] == []
+
+
+async def test_reset_is_refused_while_a_zone_exists(m0, am0, db):
+    m0.add("Travel needs approval", user_id="alice", infer=False)
+    zone = db.sync.protect(user_id="alice")
+    with pytest.raises(PermissionError, match="unprotect") as denied:
+        m0.reset()
+    assert isinstance(denied.value, AgentBaseError) and zone.id in str(denied.value)
+    with pytest.raises(PermissionError, match=zone.id):
+        await am0.reset()
+    assert len(m0.get_all(filters={"user_id": "alice"})["results"]) == 1
+    db.sync.unprotect(zone.id)
+    assert await am0.reset() is None
+    assert m0.get_all(filters={"user_id": "alice"})["results"] == []
